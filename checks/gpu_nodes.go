@@ -1,0 +1,221 @@
+package checks
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/aiconform/aiconform/cluster"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// maxNodeEvidence bounds how many GPU nodes get a block of their own; the
+// summary table covers every node.
+const maxNodeEvidence = 5
+
+// GPUAllocatable checks that accelerator nodes can take GPU workloads.
+type GPUAllocatable struct{}
+
+// Meta implements Check.
+func (GPUAllocatable) Meta() Meta {
+	return Meta{
+		ID:          "gpu-allocatable",
+		Title:       "GPU nodes Ready and allocatable",
+		Requirement: "gpu_nodes_allocatable",
+		Description: "Nodes advertising an accelerator resource (nvidia.com/gpu, nvidia.com/mig-*, amd.com/gpu, gpu.intel.com/*, habana.ai/gaudi) are found from the node list; each must be Ready (Unknown is not Ready) and have more than zero of it allocatable. What running pods request is read per GPU node with a spec.nodeName field selector, as `kubectl describe node` does. No accelerator node at all makes the requirement not applicable.",
+		Remediation: "For a NotReady node, read its conditions (`kubectl describe node`); for zero allocatable, check the device plugin DaemonSet (NVIDIA GPU Operator or k8s-device-plugin) runs on that node and the driver is loaded.",
+	}
+}
+
+// isAccelerator is true for the extended resources of accelerators.
+func isAccelerator(name corev1.ResourceName) bool {
+	n := string(name)
+	return n == "nvidia.com/gpu" || strings.HasPrefix(n, "nvidia.com/mig-") || n == "amd.com/gpu" ||
+		strings.HasPrefix(n, "gpu.intel.com/") || n == "habana.ai/gaudi"
+}
+
+type gpuNode struct {
+	node      *corev1.Node
+	resources []corev1.ResourceName
+	requested map[corev1.ResourceName]resource.Quantity
+	err       error
+}
+
+// Run implements Check.
+func (GPUAllocatable) Run(ctx context.Context, env *Env) (Result, error) {
+	var r Result
+	nodes, err := list[*corev1.Node](ctx, env, cluster.Query{Resource: cluster.Nodes})
+	if err != nil {
+		return r, err
+	}
+	var gpus []*gpuNode
+	for _, n := range nodes {
+		set := map[corev1.ResourceName]bool{}
+		for name := range n.Status.Capacity {
+			if isAccelerator(name) {
+				set[name] = true
+			}
+		}
+		for name := range n.Status.Allocatable {
+			if isAccelerator(name) {
+				set[name] = true
+			}
+		}
+		if len(set) == 0 {
+			continue
+		}
+		g := &gpuNode{node: n}
+		for name := range set {
+			g.resources = append(g.resources, name)
+		}
+		sort.Slice(g.resources, func(i, j int) bool { return g.resources[i] < g.resources[j] })
+		gpus = append(gpus, g)
+	}
+	if len(gpus) == 0 {
+		r.finish(Skip, "none of %d nodes advertises an accelerator resource", len(nodes))
+		return r, nil
+	}
+	sort.Slice(gpus, func(i, j int) bool { return gpus[i].node.Name < gpus[j].node.Name })
+
+	readRequests(ctx, env, gpus)
+
+	names := make([]string, len(gpus))
+	resSet := map[string]bool{}
+	for i, g := range gpus {
+		names[i] = g.node.Name
+		for _, res := range g.resources {
+			resSet[string(res)] = true
+		}
+	}
+	r.evidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Nodes}, Names: names, Wide: true}, "")
+	r.evidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Nodes}, Names: names, Columns: gpuColumns(sortedSet(resSet))}, "")
+
+	var fails []string
+	var shown int
+	table := &Table{Header: []string{"NODE", "READY", "RESOURCE", "CAPACITY", "ALLOCATABLE", "REQUESTED"}}
+	for _, g := range gpus {
+		n := g.node
+		ready, msg := nodeReady(n)
+		if ready != corev1.ConditionTrue {
+			fails = append(fails, fmt.Sprintf("node %s is not Ready (Ready=%s: %s)", n.Name, ready, msg))
+		}
+		for _, res := range g.resources {
+			capacity, alloc := n.Status.Capacity[res], n.Status.Allocatable[res]
+			requested := "?"
+			if g.err == nil {
+				q := g.requested[res]
+				requested = q.String()
+			}
+			table.Rows = append(table.Rows, []string{n.Name, string(ready), string(res), capacity.String(), alloc.String(), requested})
+			if alloc.Sign() <= 0 {
+				fails = append(fails, fmt.Sprintf("node %s has %s allocatable %s of capacity %s", n.Name, res, alloc.String(), capacity.String()))
+			}
+		}
+		bad := ready != corev1.ConditionTrue || g.err != nil
+		if shown < maxNodeEvidence || bad {
+			shown++
+			r.evidence(ctx, env, podsOnNode(n.Name), "pods on "+n.Name+", whose requests count against its allocatable")
+		}
+	}
+	r.Table = table
+	for _, g := range gpus {
+		if g.err != nil {
+			return r, fmt.Errorf("pods on node %s: %w", g.node.Name, g.err)
+		}
+	}
+	r.Details = fails
+	if len(fails) > 0 {
+		r.finish(Fail, "%s", strings.Join(fails, "; "))
+		return r, nil
+	}
+	r.finish(Pass, "%d GPU node(s) Ready with accelerators allocatable", len(gpus))
+	return r, nil
+}
+
+// gpuColumns shows each accelerator resource's capacity and allocatable.
+func gpuColumns(resources []string) string {
+	cols := []string{"NAME:.metadata.name"}
+	for _, res := range resources {
+		path := strings.ReplaceAll(res, ".", `\.`)
+		short := strings.ToUpper(res[strings.LastIndex(res, "/")+1:])
+		cols = append(cols,
+			fmt.Sprintf("%s_CAPACITY:.status.capacity.%s", short, path),
+			fmt.Sprintf("%s_ALLOCATABLE:.status.allocatable.%s", short, path))
+	}
+	return strings.Join(cols, ",")
+}
+
+func podsOnNode(node string) cluster.Get {
+	return cluster.Get{Resources: []cluster.Resource{cluster.Pods}, AllNamespaces: true,
+		FieldSelector: "spec.nodeName=" + node}
+}
+
+// readRequests sums what non-terminated pods request of each accelerator on
+// each node, one LIST per node, a few nodes at a time.
+func readRequests(ctx context.Context, env *Env, gpus []*gpuNode) {
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for _, g := range gpus {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			pods, err := list[*corev1.Pod](ctx, env, podsOnNode(g.node.Name).Queries()[0])
+			if err != nil {
+				g.err = err
+				return
+			}
+			g.requested = map[corev1.ResourceName]resource.Quantity{}
+			for _, p := range pods {
+				if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+					continue
+				}
+				for _, res := range g.resources {
+					q := g.requested[res]
+					q.Add(podRequest(p, res))
+					g.requested[res] = q
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// podRequest is a pod's effective request of a resource: the larger of the
+// sum over its containers and the largest init container, as the scheduler
+// counts it.
+func podRequest(p *corev1.Pod, res corev1.ResourceName) resource.Quantity {
+	var sum resource.Quantity
+	for _, c := range p.Spec.Containers {
+		if q, ok := c.Resources.Requests[res]; ok {
+			sum.Add(q)
+		} else if q, ok := c.Resources.Limits[res]; ok {
+			// Extended resources are often given as limits only; the
+			// request then defaults to the limit.
+			sum.Add(q)
+		}
+	}
+	for _, c := range p.Spec.InitContainers {
+		q, ok := c.Resources.Requests[res]
+		if !ok {
+			q, ok = c.Resources.Limits[res]
+		}
+		if ok && q.Cmp(sum) > 0 {
+			sum = q.DeepCopy()
+		}
+	}
+	return sum
+}
+
+func nodeReady(n *corev1.Node) (corev1.ConditionStatus, string) {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status, strings.TrimSpace(c.Reason + " " + c.Message)
+		}
+	}
+	return corev1.ConditionUnknown, "no Ready condition"
+}

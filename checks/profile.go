@@ -1,0 +1,214 @@
+package checks
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// Profile says what identifies one operator and how to judge it.
+type Profile struct {
+	Name  string `yaml:"name"`
+	Title string `yaml:"title"`
+	// Groups are the API groups of the operator's CRDs; a cluster serving
+	// any of them has the operator.
+	Groups []string `yaml:"groups"`
+	// CRDs must all be present, Established and NamesAccepted.
+	CRDs       []string   `yaml:"crds"`
+	Controller Controller `yaml:"controller"`
+	// Webhooks are the operator's webhook configuration names, validating
+	// or mutating. Configurations whose rules name the operator's groups are
+	// found without being listed.
+	Webhooks  []string       `yaml:"webhooks"`
+	Resources []ResourceKind `yaml:"resources"`
+
+	// Source is the file the profile came from, for messages.
+	Source string `yaml:"-"`
+}
+
+// Controller locates the operator's controller.
+type Controller struct {
+	Namespace  string `yaml:"namespace"`
+	Deployment string `yaml:"deployment"`
+	Selector   string `yaml:"selector"`
+}
+
+// ResourceKind is a kind of custom resource the controller reconciles.
+type ResourceKind struct {
+	// CRD is the CRD's name (plural.group).
+	CRD string `yaml:"crd"`
+	// ReadyConditions must be True; with AnyCondition one of them suffices.
+	ReadyConditions []string `yaml:"readyConditions"`
+	AnyCondition    bool     `yaml:"anyCondition"`
+	// ChildLabel is the label key whose value is the owning resource's name
+	// on everything the controller creates for it.
+	ChildLabel string `yaml:"childLabel"`
+	// Children are the kinds each resource must own: Deployment, Service,
+	// Pod. Pods count when owned directly or through
+	// Deployment -> ReplicaSet.
+	Children []string `yaml:"children"`
+}
+
+// childKinds are the kinds a profile may name as children.
+var childKinds = []string{"Deployment", "Pod", "Service"}
+
+//go:embed profiles/*.yaml
+var builtinProfiles embed.FS
+
+// BuiltinProfiles returns the profiles shipped in the binary, by name.
+func BuiltinProfiles() ([]*Profile, error) {
+	entries, err := builtinProfiles.ReadDir("profiles")
+	if err != nil {
+		return nil, err
+	}
+	var ps []*Profile
+	for _, e := range entries {
+		name := path.Join("profiles", e.Name())
+		data, err := builtinProfiles.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		more, err := ParseProfiles(name, data)
+		if err != nil {
+			return nil, err
+		}
+		ps = append(ps, more...)
+	}
+	sort.Slice(ps, func(i, j int) bool { return ps[i].Name < ps[j].Name })
+	return ps, nil
+}
+
+var (
+	nameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	lineRE = regexp.MustCompile(`line (\d+): `)
+)
+
+// ParseProfiles reads one or more YAML documents of profiles. Errors name
+// file:line.
+func ParseProfiles(file string, data []byte) ([]*Profile, error) {
+	// The strict decoder rejects misspelt fields; the node decoder keeps
+	// the lines that validation errors point to.
+	strict := yaml.NewDecoder(bytes.NewReader(data))
+	strict.KnownFields(true)
+	nodes := yaml.NewDecoder(bytes.NewReader(data))
+	var ps []*Profile
+	for {
+		var doc yaml.Node
+		if err := nodes.Decode(&doc); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return nil, fileLineError(file, err)
+		}
+		p := &Profile{Source: file}
+		if err := strict.Decode(p); err != nil {
+			return nil, fileLineError(file, err)
+		}
+		if err := p.validate(&doc); err != nil {
+			return nil, err
+		}
+		ps = append(ps, p)
+	}
+	if len(ps) == 0 {
+		return nil, fmt.Errorf("%s: no profile in file", file)
+	}
+	return ps, nil
+}
+
+// fileLineError turns yaml's "line N: msg" into "file:N: msg".
+func fileLineError(file string, err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	msg = strings.TrimPrefix(msg, "unmarshal errors:\n  ")
+	if m := lineRE.FindStringSubmatchIndex(msg); m != nil && m[0] == 0 {
+		return fmt.Errorf("%s:%s: %s", file, msg[m[2]:m[3]], msg[m[1]:])
+	}
+	return fmt.Errorf("%s: %s", file, msg)
+}
+
+func findKey(n *yaml.Node, key string) *yaml.Node {
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == key {
+				return n.Content[i]
+			}
+		}
+	}
+	for _, c := range n.Content {
+		if f := findKey(c, key); f != nil {
+			return f
+		}
+	}
+	return nil
+}
+
+// lineOf is the line of a top-level key of doc, or of the document.
+func lineOf(doc *yaml.Node, key string) int {
+	if n := findKey(doc, key); n != nil {
+		return n.Line
+	}
+	return doc.Line
+}
+
+func (p *Profile) validate(doc *yaml.Node) error {
+	bad := func(key, format string, args ...any) error {
+		return fmt.Errorf("%s:%d: profile %q: %s", p.Source, lineOf(doc, key), p.Name, fmt.Sprintf(format, args...))
+	}
+	if !nameRE.MatchString(p.Name) {
+		return bad("name", "name must be lowercase letters, digits and dashes")
+	}
+	if len(p.Groups) == 0 {
+		return bad("groups", "groups: at least one API group is needed to detect the operator")
+	}
+	for _, c := range p.CRDs {
+		if !p.ownsCRD(c) {
+			return bad("crds", "crd %q is not in the profile's groups %v", c, p.Groups)
+		}
+	}
+	if p.Controller.Namespace == "" || p.Controller.Selector == "" {
+		return bad("controller", "controller: namespace and selector are required")
+	}
+	if _, err := labels.Parse(p.Controller.Selector); err != nil {
+		return bad("selector", "controller selector: %v", err)
+	}
+	for _, r := range p.Resources {
+		if !p.ownsCRD(r.CRD) {
+			return bad("resources", "resource crd %q is not in the profile's groups %v", r.CRD, p.Groups)
+		}
+		if len(r.ReadyConditions) == 0 {
+			return bad("resources", "resource %s: readyConditions is empty", r.CRD)
+		}
+		if len(r.Children) > 0 && r.ChildLabel == "" {
+			return bad("resources", "resource %s: children need a childLabel to find them", r.CRD)
+		}
+		for _, k := range r.Children {
+			if !contains(childKinds, k) {
+				return bad("children", "resource %s: child kind %q, want one of %v", r.CRD, k, childKinds)
+			}
+		}
+	}
+	return nil
+}
+
+// ownsCRD is true when the CRD name (plural.group) is in one of p's groups.
+func (p *Profile) ownsCRD(name string) bool {
+	_, group, ok := strings.Cut(name, ".")
+	return ok && contains(p.Groups, group)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,114 @@
+package cluster
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Cache answers each distinct query once per run and shares the answer with
+// every check that asks, so a cluster of thousands of nodes is listed once,
+// not once per check. Errors are shared too: a Forbidden list stays Forbidden
+// for everyone.
+type Cache struct {
+	src Source
+
+	mu     sync.Mutex
+	lists  map[string]*entry[[]runtime.Object]
+	tables map[string]*entry[*metav1.Table]
+}
+
+type entry[T any] struct {
+	q    Query
+	done chan struct{}
+	val  T
+	at   time.Time
+	err  error
+}
+
+// NewCache wraps src.
+func NewCache(src Source) *Cache {
+	return &Cache{
+		src:    src,
+		lists:  map[string]*entry[[]runtime.Object]{},
+		tables: map[string]*entry[*metav1.Table]{},
+	}
+}
+
+// Info passes through to the source.
+func (c *Cache) Info(ctx context.Context) (Info, error) { return c.src.Info(ctx) }
+
+// List returns the objects of q. Callers must not modify them: they are
+// shared.
+func (c *Cache) List(ctx context.Context, q Query) ([]runtime.Object, time.Time, error) {
+	return once(ctx, &c.mu, c.lists, q, c.src.List)
+}
+
+// Table returns the server's Table for q. Callers must not modify it; Print
+// copies it before decorating.
+func (c *Cache) Table(ctx context.Context, q Query) (*metav1.Table, time.Time, error) {
+	return once(ctx, &c.mu, c.tables, q, c.src.Table)
+}
+
+// once runs fetch for the first caller of a key and makes later callers wait
+// for its answer. The fetch is detached from the first caller's cancellation,
+// because a check that times out must not fail the read for the others; each
+// caller still stops waiting when its own context ends.
+func once[T any](ctx context.Context, mu *sync.Mutex, m map[string]*entry[T], q Query,
+	fetch func(context.Context, Query) (T, time.Time, error)) (T, time.Time, error) {
+	key := q.Key()
+	mu.Lock()
+	e, ok := m[key]
+	if !ok {
+		e = &entry[T]{q: q, done: make(chan struct{})}
+		m[key] = e
+		go func() {
+			defer close(e.done)
+			e.val, e.at, e.err = fetch(context.WithoutCancel(ctx), q)
+		}()
+	}
+	mu.Unlock()
+	select {
+	case <-e.done:
+		return e.val, e.at, e.err
+	case <-ctx.Done():
+		var zero T
+		return zero, time.Time{}, ctx.Err()
+	}
+}
+
+// Recording returns everything the run has read so far, in a stable order,
+// ready to be saved as a fixture that replays this run.
+func (c *Cache) Recording(info Info) (*Recording, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := &Recording{APIVersion: RecordingAPIVersion, Kind: RecordingKind, Cluster: info}
+	for _, key := range sortedKeys(c.lists) {
+		e := c.lists[key]
+		<-e.done
+		l, err := recordList(e.q, e.val, e.at, e.err)
+		if err != nil {
+			return nil, err
+		}
+		r.Lists = append(r.Lists, l)
+	}
+	for _, key := range sortedKeys(c.tables) {
+		e := c.tables[key]
+		<-e.done
+		r.Tables = append(r.Tables, recordTable(e.q, e.val, e.at, e.err))
+	}
+	return r, nil
+}
+
+func sortedKeys[T any](m map[string]T) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,257 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/pager"
+)
+
+// pageSize is kubectl's default chunk size: large lists come in pages so
+// neither side holds a whole 50,000-pod answer in one response.
+const pageSize = 500
+
+// Live reads an API server. Built-in kinds go through typed clients in
+// protobuf; custom resources through the dynamic client; Tables through a
+// plain REST client with kubectl's Accept header.
+type Live struct {
+	Kube          kubernetes.Interface
+	APIExtensions apiextensionsclient.Interface
+	Dynamic       dynamic.Interface
+	// Tables fetches the server's Table rendering of a query. Nil where
+	// the clients are fakes, which cannot render Tables.
+	Tables func(ctx context.Context, q Query) (*metav1.Table, error)
+	// Context and Server say which cluster this is, for the report header.
+	Context string
+	Server  string
+	Now     func() time.Time
+}
+
+// NewLive builds the clients from kubectl's flags (kubeconfig, context,
+// impersonation, timeouts).
+func NewLive(flags genericclioptions.RESTClientGetter, now func() time.Time) (*Live, error) {
+	cfg, err := flags.ToRESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	raw, err := flags.ToRawKubeConfigLoader().RawConfig()
+	if err != nil {
+		return nil, err
+	}
+	contextName := raw.CurrentContext
+	if cf, ok := flags.(*genericclioptions.ConfigFlags); ok && cf.Context != nil && *cf.Context != "" {
+		contextName = *cf.Context
+	}
+	cfg = rest.CopyConfig(cfg)
+	// Many checks read concurrently; client-go's default of 5 requests a
+	// second would serialise them behind its rate limiter.
+	cfg.QPS, cfg.Burst = 50, 100
+	cfg.UserAgent = "aiconform"
+
+	proto := rest.CopyConfig(cfg)
+	proto.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	proto.ContentType = "application/vnd.kubernetes.protobuf"
+	kube, err := kubernetes.NewForConfig(proto)
+	if err != nil {
+		return nil, err
+	}
+	ext, err := apiextensionsclient.NewForConfig(proto)
+	if err != nil {
+		return nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	tables := &tableClient{cfg: cfg, clients: map[schema.GroupVersion]*rest.RESTClient{}}
+	return &Live{
+		Kube: kube, APIExtensions: ext, Dynamic: dyn, Tables: tables.get,
+		Context: contextName, Server: cfg.Host, Now: now,
+	}, nil
+}
+
+// Info implements Source: one GET of the server version and one of
+// namespace kube-system, whose UID is the cluster's identity.
+func (l *Live) Info(ctx context.Context) (Info, error) {
+	info := Info{Live: true, Context: l.Context, Server: l.Server}
+	v, err := l.Kube.Discovery().ServerVersion()
+	if err != nil {
+		return info, fmt.Errorf("server version: %w", err)
+	}
+	info.ServerVersion = v.GitVersion
+	ns, err := l.Kube.CoreV1().Namespaces().Get(ctx, "kube-system", metav1.GetOptions{})
+	if err != nil {
+		return info, fmt.Errorf("get namespace kube-system: %w", err)
+	}
+	info.ClusterID = string(ns.UID)
+	return info, nil
+}
+
+// List implements Source, page by page.
+func (l *Live) List(ctx context.Context, q Query) ([]runtime.Object, time.Time, error) {
+	page := l.pageFunc(q)
+	var objs []runtime.Object
+	p := pager.New(func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+		return page(ctx, opts)
+	})
+	p.PageSize = pageSize
+	opts := metav1.ListOptions{LabelSelector: q.LabelSelector, FieldSelector: q.FieldSelector}
+	err := p.EachListItem(ctx, opts, func(o runtime.Object) error {
+		objs = append(objs, o)
+		return nil
+	})
+	if err != nil {
+		return nil, l.Now(), fmt.Errorf("list %s: %w", q, err)
+	}
+	return objs, l.Now(), nil
+}
+
+// pageFunc picks the typed client for built-in kinds so they travel as
+// protobuf; anything else is a custom resource.
+func (l *Live) pageFunc(q Query) func(context.Context, metav1.ListOptions) (runtime.Object, error) {
+	ns := q.Namespace
+	switch q.Resource.GVR {
+	case Nodes.GVR:
+		return func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return l.Kube.CoreV1().Nodes().List(ctx, o)
+		}
+	case Namespaces.GVR:
+		return func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return l.Kube.CoreV1().Namespaces().List(ctx, o)
+		}
+	case Pods.GVR:
+		return func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return l.Kube.CoreV1().Pods(ns).List(ctx, o)
+		}
+	case Services.GVR:
+		return func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return l.Kube.CoreV1().Services(ns).List(ctx, o)
+		}
+	case Deployments.GVR:
+		return func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return l.Kube.AppsV1().Deployments(ns).List(ctx, o)
+		}
+	case ReplicaSets.GVR:
+		return func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return l.Kube.AppsV1().ReplicaSets(ns).List(ctx, o)
+		}
+	case EndpointSlices.GVR:
+		return func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return l.Kube.DiscoveryV1().EndpointSlices(ns).List(ctx, o)
+		}
+	case CRDs.GVR:
+		return func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return l.APIExtensions.ApiextensionsV1().CustomResourceDefinitions().List(ctx, o)
+		}
+	case ValidatingWebhookConfigurations.GVR:
+		return func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return l.Kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().List(ctx, o)
+		}
+	case MutatingWebhookConfigurations.GVR:
+		return func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return l.Kube.AdmissionregistrationV1().MutatingWebhookConfigurations().List(ctx, o)
+		}
+	}
+	return func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+		return l.Dynamic.Resource(q.Resource.GVR).Namespace(ns).List(ctx, o)
+	}
+}
+
+// Table implements Source.
+func (l *Live) Table(ctx context.Context, q Query) (*metav1.Table, time.Time, error) {
+	if l.Tables == nil {
+		return nil, l.Now(), fmt.Errorf("table of %s: this client cannot render server-side Tables", q)
+	}
+	t, err := l.Tables(ctx, q)
+	if err != nil {
+		return nil, l.Now(), fmt.Errorf("list %s as a table: %w", q, err)
+	}
+	return t, l.Now(), nil
+}
+
+// tableClient keeps one REST client per API group version.
+type tableClient struct {
+	cfg     *rest.Config
+	mu      sync.Mutex
+	clients map[schema.GroupVersion]*rest.RESTClient
+}
+
+func (tc *tableClient) client(gv schema.GroupVersion) (*rest.RESTClient, error) {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	if c, ok := tc.clients[gv]; ok {
+		return c, nil
+	}
+	cfg := rest.CopyConfig(tc.cfg)
+	cfg.GroupVersion = &gv
+	cfg.APIPath = "/apis"
+	if gv.Group == "" {
+		cfg.APIPath = "/api"
+	}
+	cfg.NegotiatedSerializer = codecs.WithoutConversion()
+	c, err := rest.RESTClientFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	tc.clients[gv] = c
+	return c, nil
+}
+
+// get lists q as a Table, following continue tokens as kubectl does, and
+// joins the pages' rows.
+func (tc *tableClient) get(ctx context.Context, q Query) (*metav1.Table, error) {
+	c, err := tc.client(q.Resource.GVR.GroupVersion())
+	if err != nil {
+		return nil, err
+	}
+	var all *metav1.Table
+	cont := ""
+	for {
+		req := c.Get().Resource(q.Resource.GVR.Resource).SetHeader("Accept", tableAccept).
+			Param("limit", fmt.Sprint(pageSize))
+		if q.Resource.Namespaced && q.Namespace != "" {
+			req = req.Namespace(q.Namespace)
+		}
+		if q.LabelSelector != "" {
+			req = req.Param("labelSelector", q.LabelSelector)
+		}
+		if q.FieldSelector != "" {
+			req = req.Param("fieldSelector", q.FieldSelector)
+		}
+		if cont != "" {
+			req = req.Param("continue", cont)
+		}
+		body, err := req.Do(ctx).Raw()
+		if err != nil {
+			return nil, err
+		}
+		t, err := parseTable(body)
+		if err != nil {
+			return nil, err
+		}
+		if all == nil {
+			all = t
+		} else {
+			all.Rows = append(all.Rows, t.Rows...)
+		}
+		cont = t.Continue
+		if cont == "" {
+			break
+		}
+	}
+	all.Continue = ""
+	if err := decodeRows(all); err != nil {
+		return nil, err
+	}
+	return all, nil
+}

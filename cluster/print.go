@@ -1,0 +1,349 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/cli-runtime/pkg/printers"
+	kubectlget "k8s.io/kubectl/pkg/cmd/get"
+)
+
+// Get is one `kubectl get` invocation. Command prints the line a person can
+// run; Cache.Print renders what that line prints on the same cluster, from the
+// same Tables kubectl would receive. Keeping both in one value is what makes
+// every evidence block re-runnable.
+type Get struct {
+	Resources     []Resource
+	Namespace     string
+	AllNamespaces bool
+	LabelSelector string
+	FieldSelector string
+	// Names narrows a single resource to these objects, in this order, as
+	// `kubectl get crd a b` does. Rows come from the one LIST the run
+	// already made, never from a GET per name.
+	Names []string
+	Wide  bool
+	// LabelColumns are kubectl's -L columns.
+	LabelColumns []string
+	// Columns, when set, is a custom-columns spec (`-o custom-columns=`):
+	// kubectl prints those columns from the full objects, client side,
+	// where the server's Table has no column for what the evidence must
+	// show (a node's allocatable GPUs).
+	Columns string
+	// Grep is an extended regular expression the output is piped through
+	// (`| grep -E`), as evidence written by hand often is.
+	Grep string
+}
+
+// Command is the kubectl command line.
+func (g Get) Command() string {
+	args := []string{"kubectl", "get"}
+	res := make([]string, len(g.Resources))
+	for i, r := range g.Resources {
+		res[i] = r.Arg
+	}
+	args = append(args, strings.Join(res, ","))
+	args = append(args, g.Names...)
+	switch {
+	case g.AllNamespaces:
+		args = append(args, "-A")
+	case g.namespaced():
+		args = append(args, "-n", g.Namespace)
+	}
+	if g.LabelSelector != "" {
+		args = append(args, "-l", g.LabelSelector)
+	}
+	if g.FieldSelector != "" {
+		args = append(args, "--field-selector", g.FieldSelector)
+	}
+	for _, l := range g.LabelColumns {
+		args = append(args, "-L", l)
+	}
+	switch {
+	case g.Columns != "":
+		args = append(args, "-o", "custom-columns="+g.Columns)
+	case g.Wide:
+		args = append(args, "-o", "wide")
+	}
+	for i := range args {
+		args[i] = shellQuote(args[i])
+	}
+	s := strings.Join(args, " ")
+	if g.Grep != "" {
+		s += " | grep -E " + shellQuote(g.Grep)
+	}
+	return s
+}
+
+// namespaced is true when any resource is namespaced and a namespace is set;
+// kubectl ignores -n for cluster-scoped resources, and so does Command.
+func (g Get) namespaced() bool {
+	if g.Namespace == "" {
+		return false
+	}
+	for _, r := range g.Resources {
+		if r.Namespaced {
+			return true
+		}
+	}
+	return false
+}
+
+// Queries are the LISTs the command makes, one per resource.
+func (g Get) Queries() []Query {
+	qs := make([]Query, len(g.Resources))
+	for i, r := range g.Resources {
+		q := Query{Resource: r, LabelSelector: g.LabelSelector, FieldSelector: g.FieldSelector}
+		if r.Namespaced && !g.AllNamespaces {
+			q.Namespace = g.Namespace
+		}
+		qs[i] = q
+	}
+	return qs
+}
+
+// Print renders what g.Command() prints, standard output then standard
+// error as a terminal shows them, and returns when the newest Table it used
+// was captured. An error means a Table could not be read at all; the
+// caller decides what that makes of its check.
+func (c *Cache) Print(ctx context.Context, g Get) (string, time.Time, error) {
+	if len(g.Names) > 0 && len(g.Resources) != 1 {
+		return "", time.Time{}, fmt.Errorf("kubectl get: names need exactly one resource type")
+	}
+	if g.Columns != "" {
+		return c.printColumns(ctx, g)
+	}
+	var out, errOut bytes.Buffer
+	tracking := &trackingWriter{w: &out}
+	sep := &separatorWriter{w: tracking}
+	tw := printers.GetNewTabWriter(sep)
+	withKind := len(g.Resources) > 1
+	var captured time.Time
+	for i, q := range g.Queries() {
+		t, at, err := c.Table(ctx, q)
+		if err != nil {
+			return "", at, err
+		}
+		if at.After(captured) {
+			captured = at
+		}
+		t = t.DeepCopy()
+		if len(g.Names) > 0 {
+			var missing []string
+			t.Rows, missing = pickRows(t.Rows, g.Names)
+			for _, name := range missing {
+				fmt.Fprintf(&errOut, "Error from server (NotFound): %s %q not found\n", qualified(q.Resource), name)
+			}
+		}
+		// kubectl starts a fresh printer per resource type: column widths
+		// restart, and a blank line separates types once something was
+		// written.
+		tw.Flush()
+		tw.SetRememberedWidths(nil)
+		if i > 0 && tracking.n > 0 {
+			sep.ready = true
+		}
+		p := printers.NewTablePrinter(printers.PrintOptions{
+			WithNamespace: g.AllNamespaces && q.Resource.Namespaced,
+			WithKind:      withKind,
+			Kind:          q.Resource.GroupKind(),
+			Wide:          g.Wide,
+			ColumnLabels:  g.LabelColumns,
+		})
+		if err := p.PrintObj(t, tw); err != nil {
+			return "", captured, fmt.Errorf("print %s: %w", q, err)
+		}
+	}
+	tw.Flush()
+	if tracking.n == 0 && errOut.Len() == 0 {
+		if g.namespaced() && !g.AllNamespaces && g.allNamespaced() {
+			fmt.Fprintf(&errOut, "No resources found in %s namespace.\n", g.Namespace)
+		} else {
+			fmt.Fprintln(&errOut, "No resources found")
+		}
+	}
+	stdout := out.String()
+	if g.Grep != "" {
+		re, err := regexp.Compile(g.Grep)
+		if err != nil {
+			return "", captured, fmt.Errorf("grep -E %q: %w", g.Grep, err)
+		}
+		stdout = grep(stdout, re)
+	}
+	return stdout + errOut.String(), captured, nil
+}
+
+// printColumns renders custom columns the way kubectl's generic printing
+// does: every object fetched, gathered into one v1 List, printed once.
+func (c *Cache) printColumns(ctx context.Context, g Get) (string, time.Time, error) {
+	var errOut bytes.Buffer
+	list := corev1.List{TypeMeta: metav1.TypeMeta{Kind: "List", APIVersion: "v1"}}
+	var captured time.Time
+	for _, q := range g.Queries() {
+		objs, at, err := c.List(ctx, q)
+		if err != nil {
+			return "", at, err
+		}
+		if at.After(captured) {
+			captured = at
+		}
+		if len(g.Names) > 0 {
+			var missing []string
+			objs, missing = pickObjects(objs, g.Names)
+			for _, name := range missing {
+				fmt.Fprintf(&errOut, "Error from server (NotFound): %s %q not found\n", qualified(q.Resource), name)
+			}
+		}
+		gvk := q.Resource.GVR.GroupVersion().WithKind(q.Resource.Kind)
+		for _, o := range objs {
+			o = o.DeepCopyObject()
+			o.GetObjectKind().SetGroupVersionKind(gvk)
+			list.Items = append(list.Items, runtime.RawExtension{Object: o})
+		}
+	}
+	data, err := json.Marshal(list)
+	if err != nil {
+		return "", captured, err
+	}
+	obj, err := runtime.Decode(unstructured.UnstructuredJSONScheme, data)
+	if err != nil {
+		return "", captured, err
+	}
+	p, err := kubectlget.NewCustomColumnsPrinterFromSpec(g.Columns, unstructured.UnstructuredJSONScheme, false)
+	if err != nil {
+		return "", captured, fmt.Errorf("custom-columns %q: %w", g.Columns, err)
+	}
+	var out bytes.Buffer
+	if len(list.Items) > 0 {
+		if err := p.PrintObj(obj, &out); err != nil {
+			return "", captured, err
+		}
+	}
+	return out.String() + errOut.String(), captured, nil
+}
+
+func pickObjects(objs []runtime.Object, names []string) (kept []runtime.Object, missing []string) {
+	byName := make(map[string]runtime.Object, len(objs))
+	for _, o := range objs {
+		if m, err := meta.Accessor(o); err == nil {
+			byName[m.GetName()] = o
+		}
+	}
+	for _, n := range names {
+		if o, ok := byName[n]; ok {
+			kept = append(kept, o)
+		} else {
+			missing = append(missing, n)
+		}
+	}
+	return kept, missing
+}
+
+func (g Get) allNamespaced() bool {
+	for _, r := range g.Resources {
+		if !r.Namespaced {
+			return false
+		}
+	}
+	return true
+}
+
+// pickRows keeps the rows of the named objects in the order named, as
+// kubectl's one GET per name would print them, and says which are missing.
+func pickRows(rows []metav1.TableRow, names []string) (kept []metav1.TableRow, missing []string) {
+	byName := make(map[string]metav1.TableRow, len(rows))
+	for _, r := range rows {
+		byName[rowName(r)] = r
+	}
+	for _, n := range names {
+		if r, ok := byName[n]; ok {
+			kept = append(kept, r)
+		} else {
+			missing = append(missing, n)
+		}
+	}
+	return kept, missing
+}
+
+// qualified is how API errors name a resource: "deployments.apps".
+func qualified(r Resource) string {
+	if r.GVR.Group == "" {
+		return r.GVR.Resource
+	}
+	return r.GVR.Resource + "." + r.GVR.Group
+}
+
+func grep(s string, re *regexp.Regexp) string {
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(s, "\n") {
+		if line != "" && re.MatchString(strings.TrimSuffix(line, "\n")) {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
+}
+
+// GrepAny is an extended regular expression matching any of the literal
+// words, for Get.Grep.
+func GrepAny(words ...string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = regexp.QuoteMeta(w)
+	}
+	return strings.Join(q, "|")
+}
+
+type trackingWriter struct {
+	w interface{ Write([]byte) (int, error) }
+	n int
+}
+
+func (t *trackingWriter) Write(p []byte) (int, error) {
+	t.n += len(p)
+	return t.w.Write(p)
+}
+
+// separatorWriter writes one blank line before the next non-empty write once
+// it is made ready: kubectl's separation between resource types.
+type separatorWriter struct {
+	w     interface{ Write([]byte) (int, error) }
+	ready bool
+}
+
+func (s *separatorWriter) Write(p []byte) (int, error) {
+	if len(p) > 0 && s.ready {
+		if _, err := s.w.Write([]byte("\n")); err != nil {
+			return 0, err
+		}
+		s.ready = false
+	}
+	return s.w.Write(p)
+}
+
+// shellQuote quotes s for a POSIX shell when it needs quoting.
+func shellQuote(s string) string {
+	if s == "" {
+		return "''"
+	}
+	safe := true
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=,:@%+", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

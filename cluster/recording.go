@@ -1,0 +1,266 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+)
+
+// The type of a recording file.
+const (
+	RecordingAPIVersion = "aiconform.io/v1alpha1"
+	RecordingKind       = "ClusterRecording"
+)
+
+// Recording is a recorded cluster: every query a run made, with the objects
+// and the server's Tables it got back (or the error), and when. Replayed as
+// a Source, it answers exactly those queries and no others.
+type Recording struct {
+	APIVersion string          `json:"apiVersion"`
+	Kind       string          `json:"kind"`
+	Cluster    Info            `json:"cluster"`
+	Lists      []RecordedList  `json:"lists,omitempty"`
+	Tables     []RecordedTable `json:"tables,omitempty"`
+
+	lists  map[string]*RecordedList
+	tables map[string]*RecordedTable
+}
+
+// RecordedQuery is a Query as stored, with the answer's time and error.
+type RecordedQuery struct {
+	Resource      string         `json:"resource"`
+	Kind          string         `json:"kind"`
+	Arg           string         `json:"arg"`
+	Namespaced    bool           `json:"namespaced,omitempty"`
+	Namespace     string         `json:"namespace,omitempty"`
+	LabelSelector string         `json:"labelSelector,omitempty"`
+	FieldSelector string         `json:"fieldSelector,omitempty"`
+	CapturedAt    time.Time      `json:"capturedAt"`
+	Error         *metav1.Status `json:"error,omitempty"`
+}
+
+// RecordedList is the answer to a LIST.
+type RecordedList struct {
+	RecordedQuery `json:",inline"`
+	Items         []runtime.RawExtension `json:"items"`
+
+	objects []runtime.Object
+}
+
+// RecordedTable is the server's Table for a LIST.
+type RecordedTable struct {
+	RecordedQuery `json:",inline"`
+	Table         *metav1.Table `json:"table,omitempty"`
+}
+
+func recordQuery(q Query, at time.Time, err error) RecordedQuery {
+	rq := RecordedQuery{
+		Resource:      q.Resource.String(),
+		Kind:          q.Resource.Kind,
+		Arg:           q.Resource.Arg,
+		Namespaced:    q.Resource.Namespaced,
+		Namespace:     q.Namespace,
+		LabelSelector: q.LabelSelector,
+		FieldSelector: q.FieldSelector,
+		CapturedAt:    at.UTC(),
+	}
+	if err != nil {
+		var st apierrors.APIStatus
+		if errors.As(err, &st) {
+			s := st.Status()
+			rq.Error = &s
+		} else {
+			rq.Error = &metav1.Status{Status: metav1.StatusFailure, Message: err.Error()}
+		}
+	}
+	return rq
+}
+
+func (rq RecordedQuery) query() (Query, error) {
+	gvr, err := ParseResource(rq.Resource)
+	if err != nil {
+		return Query{}, err
+	}
+	return Query{
+		Resource:      Resource{GVR: gvr, Kind: rq.Kind, Arg: rq.Arg, Namespaced: rq.Namespaced},
+		Namespace:     rq.Namespace,
+		LabelSelector: rq.LabelSelector,
+		FieldSelector: rq.FieldSelector,
+	}, nil
+}
+
+func (rq RecordedQuery) err() error {
+	if rq.Error == nil {
+		return nil
+	}
+	return &apierrors.StatusError{ErrStatus: *rq.Error}
+}
+
+func recordList(q Query, objs []runtime.Object, at time.Time, err error) (RecordedList, error) {
+	l := RecordedList{RecordedQuery: recordQuery(q, at, err), Items: []runtime.RawExtension{}}
+	gvk := q.Resource.GVR.GroupVersion().WithKind(q.Resource.Kind)
+	for _, o := range objs {
+		o = o.DeepCopyObject()
+		// Typed list items come without apiVersion and kind; a recording
+		// needs them to decode each item back into its type.
+		o.GetObjectKind().SetGroupVersionKind(gvk)
+		trim(o)
+		raw, err := json.Marshal(o)
+		if err != nil {
+			return l, fmt.Errorf("record %s: %w", q, err)
+		}
+		l.Items = append(l.Items, runtime.RawExtension{Raw: raw})
+	}
+	return l, nil
+}
+
+func recordTable(q Query, t *metav1.Table, at time.Time, err error) RecordedTable {
+	rt := RecordedTable{RecordedQuery: recordQuery(q, at, err)}
+	if t != nil {
+		t = t.DeepCopy()
+		for i := range t.Rows {
+			row := &t.Rows[i]
+			if row.Object.Object != nil {
+				trim(row.Object.Object)
+				if raw, err := json.Marshal(row.Object.Object); err == nil {
+					row.Object.Raw = raw
+				}
+				row.Object.Object = nil
+			}
+		}
+		rt.Table = t
+	}
+	return rt
+}
+
+// trim drops what no check reads and what would only bloat a recording or
+// copy an operator's manifests into it: managed fields, the last-applied
+// annotation, and CRD schemas (a CRD's names, versions and conditions stay).
+func trim(o runtime.Object) {
+	if m, err := meta.Accessor(o); err == nil {
+		m.SetManagedFields(nil)
+		if a := m.GetAnnotations(); a != nil {
+			delete(a, "kubectl.kubernetes.io/last-applied-configuration")
+			if len(a) == 0 {
+				a = nil
+			}
+			m.SetAnnotations(a)
+		}
+	}
+	if crd, ok := o.(*apiextensionsv1.CustomResourceDefinition); ok {
+		for i := range crd.Spec.Versions {
+			crd.Spec.Versions[i].Schema = nil
+		}
+		if crd.Spec.Conversion != nil && crd.Spec.Conversion.Webhook != nil {
+			crd.Spec.Conversion.Webhook.ClientConfig = nil
+		}
+	}
+}
+
+// Marshal writes the recording as YAML.
+func (r *Recording) Marshal() ([]byte, error) {
+	return yaml.Marshal(r)
+}
+
+// LoadRecording parses a recording; name says where it came from in errors
+// and in the report header.
+func LoadRecording(name string, data []byte) (*Recording, error) {
+	r := &Recording{}
+	if err := yaml.UnmarshalStrict(data, r); err != nil {
+		return nil, fmt.Errorf("recording %s: %w", name, err)
+	}
+	if r.APIVersion != RecordingAPIVersion || r.Kind != RecordingKind {
+		return nil, fmt.Errorf("recording %s: apiVersion %q kind %q, want %s %s",
+			name, r.APIVersion, r.Kind, RecordingAPIVersion, RecordingKind)
+	}
+	r.Cluster.Live = false
+	r.Cluster.Source = name
+	r.lists = map[string]*RecordedList{}
+	r.tables = map[string]*RecordedTable{}
+	for i := range r.Lists {
+		l := &r.Lists[i]
+		q, err := l.query()
+		if err != nil {
+			return nil, fmt.Errorf("recording %s: lists[%d]: %w", name, i, err)
+		}
+		for j, raw := range l.Items {
+			o, err := decodeObject(raw.Raw)
+			if err != nil {
+				return nil, fmt.Errorf("recording %s: lists[%d] (%s) items[%d]: %w", name, i, q, j, err)
+			}
+			l.objects = append(l.objects, o)
+		}
+		r.lists[q.Key()] = l
+	}
+	for i := range r.Tables {
+		t := &r.Tables[i]
+		q, err := t.query()
+		if err != nil {
+			return nil, fmt.Errorf("recording %s: tables[%d]: %w", name, i, err)
+		}
+		if t.Table != nil {
+			if err := decodeRows(t.Table); err != nil {
+				return nil, fmt.Errorf("recording %s: tables[%d] (%s): %w", name, i, q, err)
+			}
+		}
+		r.tables[q.Key()] = t
+	}
+	return r, nil
+}
+
+// decodeObject gives built-in kinds their Go type, as a live typed client
+// would, and leaves custom resources unstructured.
+func decodeObject(raw []byte) (runtime.Object, error) {
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(raw); err != nil {
+		return nil, err
+	}
+	gvk := u.GroupVersionKind()
+	if !scheme.Recognizes(gvk) {
+		return u, nil
+	}
+	obj, _, err := codecs.UniversalDeserializer().Decode(raw, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	// A live typed list leaves TypeMeta empty on its items; so do we, so
+	// that checks never depend on where an object came from.
+	obj.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+	return obj, nil
+}
+
+// List implements Source.
+func (r *Recording) List(_ context.Context, q Query) ([]runtime.Object, time.Time, error) {
+	l, ok := r.lists[q.Key()]
+	if !ok {
+		return nil, time.Time{}, notRecorded(r.Cluster.Source, q)
+	}
+	return l.objects, l.CapturedAt, l.err()
+}
+
+// Table implements Source.
+func (r *Recording) Table(_ context.Context, q Query) (*metav1.Table, time.Time, error) {
+	t, ok := r.tables[q.Key()]
+	if !ok {
+		return nil, time.Time{}, notRecorded(r.Cluster.Source, q)
+	}
+	return t.Table, t.CapturedAt, t.err()
+}
+
+// Info implements Source.
+func (r *Recording) Info(context.Context) (Info, error) { return r.Cluster, nil }
+
+func notRecorded(name string, q Query) error {
+	return fmt.Errorf("recording %s holds no answer to: list %s (record it again with `aiconform snapshot`)", name, q)
+}

@@ -1,0 +1,100 @@
+package cluster
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Resource names one API resource the way both the API server and kubectl
+// know it.
+type Resource struct {
+	GVR  schema.GroupVersionResource
+	Kind string
+	// Arg is what a person types after `kubectl get` for this resource.
+	Arg        string
+	Namespaced bool
+}
+
+// GroupKind is what kubectl prefixes names with when it prints several kinds
+// in one command ("deployment.apps/NAME").
+func (r Resource) GroupKind() schema.GroupKind {
+	return schema.GroupKind{Group: r.GVR.Group, Kind: r.Kind}
+}
+
+// String is the unambiguous resource.version.group form used in recordings
+// and messages.
+func (r Resource) String() string {
+	s := r.GVR.Resource + "." + r.GVR.Version
+	if r.GVR.Group != "" {
+		s += "." + r.GVR.Group
+	}
+	return s
+}
+
+// The built-in resources aiconform reads.
+var (
+	Nodes = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "nodes"},
+		Kind: "Node", Arg: "nodes"}
+	Namespaces = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "namespaces"},
+		Kind: "Namespace", Arg: "namespaces"}
+	Pods = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"},
+		Kind: "Pod", Arg: "pods", Namespaced: true}
+	Services = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "services"},
+		Kind: "Service", Arg: "svc", Namespaced: true}
+	Deployments = Resource{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"},
+		Kind: "Deployment", Arg: "deploy", Namespaced: true}
+	ReplicaSets = Resource{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"},
+		Kind: "ReplicaSet", Arg: "rs", Namespaced: true}
+	EndpointSlices = Resource{GVR: schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"},
+		Kind: "EndpointSlice", Arg: "endpointslices", Namespaced: true}
+	CRDs = Resource{GVR: schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"},
+		Kind: "CustomResourceDefinition", Arg: "crd"}
+	ValidatingWebhookConfigurations = Resource{GVR: schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingwebhookconfigurations"},
+		Kind: "ValidatingWebhookConfiguration", Arg: "validatingwebhookconfigurations"}
+	MutatingWebhookConfigurations = Resource{GVR: schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "mutatingwebhookconfigurations"},
+		Kind: "MutatingWebhookConfiguration", Arg: "mutatingwebhookconfigurations"}
+)
+
+// Query is one LIST: a resource, in a namespace ("" for all or for a
+// cluster-scoped resource), narrowed by selectors the server applies.
+type Query struct {
+	Resource      Resource
+	Namespace     string
+	LabelSelector string
+	FieldSelector string
+}
+
+// Key identifies the query in the cache and in recordings.
+func (q Query) Key() string {
+	return strings.Join([]string{q.Resource.String(), q.Namespace, q.LabelSelector, q.FieldSelector}, "|")
+}
+
+func (q Query) String() string {
+	s := q.Resource.String()
+	if q.Namespace != "" {
+		s += " in namespace " + q.Namespace
+	}
+	if q.LabelSelector != "" {
+		s += " with labels " + q.LabelSelector
+	}
+	if q.FieldSelector != "" {
+		s += " with fields " + q.FieldSelector
+	}
+	return s
+}
+
+// ParseResource reads the resource.version.group form of Resource.String.
+// Kind and Arg are not part of it; recordings carry them beside it.
+func ParseResource(s string) (schema.GroupVersionResource, error) {
+	parts := strings.SplitN(s, ".", 3)
+	if len(parts) < 2 || parts[0] == "" || parts[1] == "" {
+		return schema.GroupVersionResource{}, fmt.Errorf("resource %q: want resource.version[.group]", s)
+	}
+	gvr := schema.GroupVersionResource{Resource: parts[0], Version: parts[1]}
+	if len(parts) == 3 {
+		gvr.Group = parts[2]
+	}
+	return gvr, nil
+}

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/aiconform/aiconform/checks"
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/cli-runtime/pkg/printers"
+)
+
+// NewCmdList builds `aiconform list`.
+func NewCmdList(streams genericiooptions.IOStreams) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List requirements, checks and operator profiles",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			registry := checks.Registry()
+			catalog, err := checks.Catalog(registry)
+			if err != nil {
+				return err
+			}
+			profiles, err := checks.BuiltinProfiles()
+			if err != nil {
+				return err
+			}
+			w := printers.GetNewTabWriter(streams.Out)
+			fmt.Fprintln(w, "REQUIREMENT\tLEVEL\tCATEGORY\tCHECKS\tTITLE")
+			for _, r := range catalog {
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Level, r.Category, strings.Join(r.Checks, ","), r.Title)
+			}
+			fmt.Fprintln(w)
+			fmt.Fprintln(w, "CHECK\tREQUIREMENT\tPER OPERATOR\tTITLE")
+			for _, c := range registry {
+				m := c.Meta()
+				fmt.Fprintf(w, "%s\t%s\t%t\t%s\n", m.ID, m.Requirement, m.PerOperator, m.Title)
+			}
+			fmt.Fprintln(w)
+			fmt.Fprintln(w, "OPERATOR\tGROUPS\tCONTROLLER\tTITLE")
+			for _, p := range profiles {
+				fmt.Fprintf(w, "%s\t%s\t%s/%s\t%s\n", p.Name, strings.Join(p.Groups, ","), p.Controller.Namespace, p.Controller.Deployment, p.Title)
+			}
+			return w.Flush()
+		},
+	}
+}

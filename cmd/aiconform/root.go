@@ -1,0 +1,95 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+)
+
+// Exit codes.
+const (
+	exitOK          = 0
+	exitNotMet      = 1
+	exitUsage       = 2
+	exitUnreachable = 3
+)
+
+// usageError is bad input: flags, ids, files.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// clusterError is a cluster that cannot be reached or refuses us.
+type clusterError struct{ err error }
+
+func (e *clusterError) Error() string { return e.err.Error() }
+func (e *clusterError) Unwrap() error { return e.err }
+
+// notMetError is a run that completed with a MUST requirement not met.
+type notMetError struct{ msg string }
+
+func (e *notMetError) Error() string { return e.msg }
+
+func usageErrorf(format string, args ...any) error {
+	return &usageError{fmt.Errorf(format, args...)}
+}
+
+// Run executes the command line and returns the exit code; main's os.Exit
+// is the only exit.
+func Run(args []string, streams genericiooptions.IOStreams) int {
+	return runWithClock(args, streams, time.Now)
+}
+
+func runWithClock(args []string, streams genericiooptions.IOStreams, now func() time.Time) int {
+	root := NewRootCmd(streams, now)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	var nm *notMetError
+	var ce *clusterError
+	switch {
+	case errors.As(err, &nm):
+		// The summary already says what failed; say it once more on stderr
+		// for logs that keep only stderr.
+		fmt.Fprintln(streams.ErrOut, "aiconform:", nm.msg)
+		return exitNotMet
+	case errors.As(err, &ce):
+		fmt.Fprintln(streams.ErrOut, "aiconform:", err)
+		return exitUnreachable
+	default:
+		// Usage errors, and cobra's own flag and argument errors.
+		fmt.Fprintln(streams.ErrOut, "aiconform:", err)
+		return exitUsage
+	}
+}
+
+// NewRootCmd builds the command tree.
+func NewRootCmd(streams genericiooptions.IOStreams, now func() time.Time) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "aiconform",
+		Short: "Audit a Kubernetes cluster against AI conformance requirements, with re-runnable evidence",
+		Long: `aiconform checks that AI operators (KServe, KubeRay, Kubeflow, Kueue) and GPU nodes
+of a Kubernetes cluster meet conformance requirements such as CNCF AI Conformance's
+robust_controller, and writes the evidence: kubectl commands, what they print, and when.
+
+It only reads the cluster (get and list). Use --fixture to run on a recorded cluster.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(streams.Out)
+	root.SetErr(streams.ErrOut)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	root.AddCommand(
+		NewCmdCheck(streams, now, nil),
+		NewCmdList(streams),
+		NewCmdSnapshot(streams, now),
+		NewCmdVersion(streams),
+	)
+	return root
+}

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/cluster"
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+)
+
+// SnapshotOptions holds the flags of `aiconform snapshot`.
+type SnapshotOptions struct {
+	ConfigFlags *genericclioptions.ConfigFlags
+	Out         string
+	Profiles    []string
+	Timeout     time.Duration
+
+	streams genericiooptions.IOStreams
+	now     func() time.Time
+}
+
+// NewCmdSnapshot builds `aiconform snapshot`.
+func NewCmdSnapshot(streams genericiooptions.IOStreams, now func() time.Time) *cobra.Command {
+	o := &SnapshotOptions{ConfigFlags: genericclioptions.NewConfigFlags(true), streams: streams, now: now}
+	cmd := &cobra.Command{
+		Use:   "snapshot --out FILE",
+		Short: "Record what the checks read from a live cluster, to replay it with --fixture",
+		Long: `snapshot runs every check against the live cluster and records every answer the
+checks got (objects and the server's Table renderings), so that
+'aiconform check all --fixture FILE' replays the same run without the cluster.
+Secrets are never read. Managed fields are left out.`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			if o.Out == "" {
+				return usageErrorf("--out FILE is required")
+			}
+			return o.Run(context.Background())
+		},
+	}
+	f := cmd.Flags()
+	o.ConfigFlags.AddFlags(f)
+	f.StringVar(&o.Out, "out", "", "file to write the recording to")
+	f.StringArrayVar(&o.Profiles, "profile", nil, "an operator profile YAML file to add (repeatable)")
+	f.DurationVar(&o.Timeout, "timeout", 60*time.Second, "time limit of each check")
+	return cmd
+}
+
+// Run records the cluster.
+func (o *SnapshotOptions) Run(ctx context.Context) error {
+	profiles, err := loadProfiles(o.Profiles, nil)
+	if err != nil {
+		return err
+	}
+	src, err := openSource(o.ConfigFlags, "", o.now)
+	if err != nil {
+		return err
+	}
+	cache := cluster.NewCache(src)
+	info, err := clusterInfo(ctx, cache)
+	if err != nil {
+		return err
+	}
+	rec, err := checks.Record(ctx, cache, info, profiles, o.Timeout, o.now)
+	if err != nil {
+		return err
+	}
+	data, err := rec.Marshal()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(o.Out, data, 0o644); err != nil {
+		return usageErrorf("--out: %v", err)
+	}
+	fmt.Fprintf(o.streams.ErrOut, "recorded %d lists and %d tables to %s\n", len(rec.Lists), len(rec.Tables), o.Out)
+	return nil
+}

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"time"
+
+	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/cluster"
+	"github.com/aiconform/aiconform/fixtures"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+)
+
+// openSource returns the recording named by fixture (a file path or a
+// built-in name), or the live cluster of the kubeconfig flags.
+func openSource(flags *genericclioptions.ConfigFlags, fixture string, now func() time.Time) (cluster.Source, error) {
+	if fixture != "" {
+		return loadFixture(fixture)
+	}
+	live, err := cluster.NewLive(flags, now)
+	if err != nil {
+		return nil, &clusterError{fmt.Errorf("kubeconfig: %w", err)}
+	}
+	return live, nil
+}
+
+func loadFixture(fixture string) (cluster.Source, error) {
+	data, err := os.ReadFile(fixture)
+	if errors.Is(err, os.ErrNotExist) {
+		data, err = fixtures.Read(fixture)
+	}
+	if err != nil {
+		return nil, &usageError{fmt.Errorf("fixture: %w", err)}
+	}
+	rec, err := cluster.LoadRecording(fixture, data)
+	if err != nil {
+		return nil, &usageError{err}
+	}
+	return rec, nil
+}
+
+// clusterInfo reads the header facts, which is also the first contact with
+// the cluster: failing here means unreachable or unauthorized.
+func clusterInfo(ctx context.Context, c *cluster.Cache) (cluster.Info, error) {
+	info, err := c.Info(ctx)
+	if err != nil {
+		var netErr net.Error
+		switch {
+		case apierrors.IsUnauthorized(err), apierrors.IsForbidden(err):
+			return info, &clusterError{fmt.Errorf("the cluster refused us: %w", err)}
+		case errors.As(err, &netErr), errors.Is(err, context.DeadlineExceeded):
+			return info, &clusterError{fmt.Errorf("cannot reach the cluster: %w", err)}
+		default:
+			return info, &clusterError{err}
+		}
+	}
+	return info, nil
+}
+
+// loadProfiles returns the built-in profiles plus those of files, limited
+// to names when given.
+func loadProfiles(files, names []string) ([]*checks.Profile, error) {
+	ps, err := checks.BuiltinProfiles()
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, &usageError{fmt.Errorf("profile: %w", err)}
+		}
+		more, err := checks.ParseProfiles(f, data)
+		if err != nil {
+			return nil, &usageError{err}
+		}
+		for _, m := range more {
+			replaced := false
+			for i, p := range ps {
+				if p.Name == m.Name {
+					ps[i], replaced = m, true
+				}
+			}
+			if !replaced {
+				ps = append(ps, m)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return ps, nil
+	}
+	var picked []*checks.Profile
+	for _, n := range names {
+		found := false
+		for _, p := range ps {
+			if p.Name == n {
+				picked = append(picked, p)
+				found = true
+			}
+		}
+		if !found {
+			var known []string
+			for _, p := range ps {
+				known = append(known, p.Name)
+			}
+			return nil, usageErrorf("unknown operator %q (known: %v)", n, known)
+		}
+	}
+	return picked, nil
+}

@@ -1,0 +1,41 @@
+# The test rig: a real control plane on loopback (see rig/ and tools/).
+# Included from the Makefile; every path is relative to the repository root.
+
+RIG_DIR ?= .rig
+RIG_BIN ?= bin
+# Extra flags for `rig up`, e.g. RIG_UP_FLAGS=--control-plane-only
+RIG_UP_FLAGS ?=
+
+.PHONY: tools cluster-up cluster-down cluster-status e2e
+
+# Pinned etcd, Kubernetes components, kubectl and kwok into bin/; a second
+# run does nothing.
+tools:
+	tools/build
+
+# bin/rig is rebuilt every time (seconds, cached by Go): it must be a stable
+# file because the detached egress proxy keeps running from it.
+$(RIG_BIN)/rig: FORCE
+	go build -o $@ ./rig/cmd/rig
+
+.PHONY: FORCE
+FORCE:
+
+# Starts the rig detached (state and PIDs in $(RIG_DIR)/) and prints the
+# admin kubeconfig path on stdout.
+cluster-up: tools $(RIG_BIN)/rig
+	$(RIG_BIN)/rig up --dir $(RIG_DIR) --bin $(RIG_BIN) $(RIG_UP_FLAGS)
+
+# Stops exactly the PIDs cluster-up recorded.
+cluster-down: $(RIG_BIN)/rig
+	$(RIG_BIN)/rig down --dir $(RIG_DIR)
+
+# PIDs and RSS of the running rig.
+cluster-status: $(RIG_BIN)/rig
+	$(RIG_BIN)/rig status --dir $(RIG_DIR)
+
+# End-to-end tests. They start a rig of their own, or reuse the one in
+# $(RIG_DIR) when RIG_REUSE=1.
+e2e: tools
+	AICONFORM_RIG_BIN=$(CURDIR)/$(RIG_BIN) $(if $(filter 1,$(RIG_REUSE)),AICONFORM_RIG_DIR=$(CURDIR)/$(RIG_DIR)) \
+		go test -tags e2e -count=1 -timeout 15m ./rig/...

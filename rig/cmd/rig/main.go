@@ -1,0 +1,190 @@
+// Command rig starts and stops aiconform's loopback test cluster for make
+// targets and people: `rig up` leaves it running and prints the kubeconfig
+// path, `rig down` stops exactly the processes `rig up` recorded.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/aiconform/aiconform/rig"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "rig:", err)
+		os.Exit(1)
+	}
+}
+
+const usage = `usage: rig <command> [flags]
+
+commands:
+  up            start the rig detached and print its kubeconfig path
+  down          stop the processes recorded by up
+  status        print the recorded processes and their RSS
+  egress-proxy  run the loopback-only egress proxy (started by up)
+`
+
+func run(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errors.New("no command")
+	}
+	cmd, args := args[0], args[1:]
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("dir", ".rig", "state directory")
+	switch cmd {
+	case "up":
+		bin := fs.String("bin", "", "directory with the binaries (default: bin/ of the repository)")
+		cpOnly := fs.Bool("control-plane-only", false, "start etcd and kube-apiserver only")
+		timeout := fs.Duration("timeout", 3*time.Minute, "start-up timeout")
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		return up(*dir, *bin, *cpOnly, *timeout, stdout, stderr)
+	case "down":
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		if err := rig.StopDir(*dir); err != nil {
+			return err
+		}
+		fmt.Fprintln(stderr, "rig: stopped")
+		return nil
+	case "status":
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		return status(*dir, stdout)
+	case "egress-proxy":
+		socket := fs.String("socket", "", "unix socket to listen on")
+		logPath := fs.String("log", "", "file to append decisions to")
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		return egressProxy(*socket, *logPath)
+	default:
+		fmt.Fprint(stderr, usage)
+		return fmt.Errorf("unknown command %q", cmd)
+	}
+}
+
+func up(dir, bin string, cpOnly bool, timeout time.Duration, stdout, stderr io.Writer) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	// Re-running `make cluster-up` reuses a healthy rig instead of failing.
+	if c, err := rig.Attach(ctx, dir); err == nil {
+		if c.ControlPlaneOnly() != cpOnly {
+			return fmt.Errorf("the rig in %s has ControlPlaneOnly=%v: run `make cluster-down` first", dir, c.ControlPlaneOnly())
+		}
+		fmt.Fprintln(stderr, "rig: already up")
+		fmt.Fprintln(stdout, c.Kubeconfig())
+		return nil
+	}
+	// Whatever is left of a rig that is no longer healthy is stopped
+	// before a fresh one starts in the same directory.
+	if err := rig.StopDir(dir); err != nil {
+		return err
+	}
+	began := time.Now()
+	c, err := rig.Start(ctx, rig.Options{
+		Dir:              dir,
+		BinDir:           bin,
+		ControlPlaneOnly: cpOnly,
+		Detached:         true,
+		ProxyCommand:     []string{self, "egress-proxy"},
+		Timeout:          timeout,
+		Progress:         stderr,
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "rig: up in %.1fs; stop it with `make cluster-down`\n", time.Since(began).Seconds())
+	fmt.Fprintln(stdout, c.Kubeconfig())
+	return nil
+}
+
+func status(dir string, w io.Writer) error {
+	data, err := os.ReadFile(filepath.Join(dir, "state.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintln(w, "no rig recorded in", dir)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	c, err := rig.Attach(context.Background(), dir)
+	if err != nil {
+		return fmt.Errorf("recorded rig is not healthy: %w (state: %s)", err, data)
+	}
+	fmt.Fprintln(w, "kubeconfig:", c.Kubeconfig())
+	fmt.Fprintln(w, "server:    ", c.Server())
+	pids := c.PIDs()
+	names := make([]string, 0, len(pids))
+	for n := range pids {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var total, totalPeak int
+	for _, n := range names {
+		kb, peak := procKB(pids[n], "VmRSS:"), procKB(pids[n], "VmHWM:")
+		total += kb
+		totalPeak += peak
+		fmt.Fprintf(w, "%-24s pid %-8d rss %6d MiB  peak %6d MiB\n", n, pids[n], kb/1024, peak/1024)
+	}
+	fmt.Fprintf(w, "%-24s %-12s rss %6d MiB  peak %6d MiB\n", "total", "", total/1024, totalPeak/1024)
+	return nil
+}
+
+// procKB reads a kB field (VmRSS:, VmHWM: = peak RSS) of
+// /proc/PID/status; 0 when unavailable.
+func procKB(pid int, field string) int {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, field); ok {
+			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			return kb
+		}
+	}
+	return 0
+}
+
+// egressProxy serves until SIGTERM or SIGINT.
+func egressProxy(socket, logPath string) error {
+	if socket == "" || logPath == "" {
+		return errors.New("egress-proxy needs --socket and --log")
+	}
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	p, err := rig.ListenEgressProxy(socket, f)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	<-ctx.Done()
+	return p.Close()
+}

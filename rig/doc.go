@@ -1,0 +1,23 @@
+// Package rig starts and stops a real Kubernetes control plane on loopback
+// for aiconform's end-to-end tests: etcd and kube-apiserver, and for the
+// full rig kube-controller-manager, kube-scheduler and kwok with a fake
+// GPU node (8 nvidia.com/gpu) and a fake CPU node.
+//
+// The binaries come from tools/build (bin/ at the repository root). Every
+// listener is on 127.0.0.1, and the API server's "cluster" egress (Service
+// webhooks, APIServices, proxy/logs/exec) goes through a CONNECT proxy of
+// this package that forwards only to 127.0.0.0/8: the Service and Pod
+// addresses the cluster hands out (10.96.0.0/16, 10.244.0.0/16) are fake
+// and are never dialled.
+//
+// In a test:
+//
+//	c, err := rig.Start(ctx, rig.Options{})            // full rig, nodes Ready
+//	c, err := rig.StartControlPlane(ctx, rig.Options{}) // etcd + kube-apiserver only
+//	defer c.Stop()
+//	cfg := c.RESTConfig() // admin (system:masters); c.Kubeconfig() is its file
+//
+// From make: `make cluster-up` (rig/cmd/rig up) starts a detached rig with
+// its state in .rig/, `make cluster-down` stops exactly the PIDs it
+// recorded, and Attach reuses such a rig from a test.
+package rig

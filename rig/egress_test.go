@@ -1,0 +1,124 @@
+package rig
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestAllowed(t *testing.T) {
+	tests := []struct {
+		target string
+		ok     bool
+	}{
+		{"127.0.0.1:443", true},
+		{"127.0.10.1:10250", true},
+		{"10.96.0.10:443", false},
+		{"10.244.1.2:8080", false},
+		{"192.168.1.1:80", false},
+		{"[::1]:443", false}, // only IPv4 loopback is ours
+		{"localhost:443", false},
+		{"kubernetes.default.svc:443", false},
+		{"127.0.0.1", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.target, func(t *testing.T) {
+			_, err := allowed(tt.target)
+			assert.Equal(t, tt.ok, err == nil, "err: %v", err)
+		})
+	}
+}
+
+// connect sends one CONNECT over the unix socket and returns the status
+// line and the connection for further use.
+func connect(t *testing.T, sock, target string) (*http.Response, net.Conn, *bufio.Reader) {
+	t.Helper()
+	conn, err := net.Dial("unix", sock)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close() })
+	_, err = fmt.Fprintf(conn, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target)
+	require.NoError(t, err)
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+	require.NoError(t, err)
+	return resp, conn, br
+}
+
+func TestEgressProxy(t *testing.T) {
+	// A short path: t.TempDir() can exceed the unix socket path limit.
+	dir, err := os.MkdirTemp("", "egress")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "s")
+	var logBuf syncBuffer
+	p, err := ListenEgressProxy(sock, &logBuf)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Close() })
+
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "hello from loopback")
+	}))
+	t.Cleanup(backend.Close)
+
+	t.Run("loopback is tunnelled", func(t *testing.T) {
+		target := strings.TrimPrefix(backend.URL, "http://")
+		resp, conn, br := connect(t, sock, target)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		_, err := fmt.Fprintf(conn, "GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", target)
+		require.NoError(t, err)
+		inner, err := http.ReadResponse(br, nil)
+		require.NoError(t, err)
+		body, err := io.ReadAll(inner.Body)
+		require.NoError(t, err)
+		assert.Equal(t, "hello from loopback", string(body))
+		assert.Contains(t, logBuf.String(), "ALLOWED target="+target)
+	})
+
+	t.Run("service address is refused without dialling", func(t *testing.T) {
+		resp, _, _ := connect(t, sock, "10.96.0.10:443")
+		assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+		assert.Contains(t, logBuf.String(), egressRefusedMarker+" target=10.96.0.10:443")
+	})
+
+	t.Run("plain requests are refused", func(t *testing.T) {
+		conn, err := net.Dial("unix", sock)
+		require.NoError(t, err)
+		defer conn.Close()
+		_, err = io.WriteString(conn, "GET http://10.0.0.1/ HTTP/1.1\r\nHost: 10.0.0.1\r\n\r\n")
+		require.NoError(t, err)
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
+	})
+}
+
+// syncBuffer is a bytes.Buffer safe for the proxy's goroutines and the
+// test reading it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
