@@ -3,7 +3,8 @@
 
 RIG_DIR ?= .rig
 RIG_BIN ?= bin
-# Extra flags for `rig up`, e.g. RIG_UP_FLAGS=--control-plane-only
+# Extra flags for `rig up`, e.g. RIG_UP_FLAGS=--control-plane-only, or
+# RIG_UP_FLAGS=--no-operators for the full rig without KServe and KubeRay
 RIG_UP_FLAGS ?=
 
 .PHONY: tools cluster-up cluster-down cluster-status e2e
@@ -21,12 +22,14 @@ $(RIG_BIN)/rig: FORCE
 .PHONY: FORCE
 FORCE:
 
-# Starts the rig detached (state and PIDs in $(RIG_DIR)/) and prints the
+# Starts the rig detached (state and PIDs in $(RIG_DIR)/), installs KServe
+# and KubeRay on it (their processes recorded there too), and prints the
 # admin kubeconfig path on stdout.
 cluster-up: tools $(RIG_BIN)/rig
 	$(RIG_BIN)/rig up --dir $(RIG_DIR) --bin $(RIG_BIN) $(RIG_UP_FLAGS)
 
-# Stops exactly the PIDs cluster-up recorded.
+# Removes the operators' webhook configurations, then stops exactly the
+# PIDs cluster-up recorded.
 cluster-down: $(RIG_BIN)/rig
 	$(RIG_BIN)/rig down --dir $(RIG_DIR)
 
@@ -38,4 +41,4 @@ cluster-status: $(RIG_BIN)/rig
 # $(RIG_DIR) when RIG_REUSE=1.
 e2e: tools
 	AICONFORM_RIG_BIN=$(CURDIR)/$(RIG_BIN) $(if $(filter 1,$(RIG_REUSE)),AICONFORM_RIG_DIR=$(CURDIR)/$(RIG_DIR)) \
-		go test -tags e2e -count=1 -timeout 15m ./rig/...
+		go test -tags e2e -count=1 -timeout 20m ./rig/... ./e2e/...

@@ -157,4 +157,3 @@ func unknownID(id string, reqs []Requirement, registry []Check) error {
 	}
 	return &UnknownIDError{ID: id, Nearest: best}
 }
-

@@ -125,7 +125,11 @@ type Check interface {
 func (r *Result) evidence(ctx context.Context, env *Env, g cluster.Get, note string) {
 	out, at, err := env.Cluster.Print(ctx, g)
 	if err != nil {
-		out = fmt.Sprintf("error: %v\n", err)
+		if out == "" {
+			// Not an answer of the API server (a recording without it, a
+			// timeout): say what happened rather than pretend kubectl's words.
+			out = fmt.Sprintf("error: %v\n", err)
+		}
 		if at.IsZero() {
 			at = env.Now()
 		}

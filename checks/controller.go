@@ -84,9 +84,9 @@ func (ControllerReady) Run(ctx context.Context, env *Env) (Result, error) {
 	case len(fails) > 0:
 		r.finish(Fail, "%s", strings.Join(fails, "; "))
 	case len(warns) > 0:
-		r.finish(Warn, "Deployment %s available with %d Ready pod(s), but %s", dep.Name, len(pods), strings.Join(warns, "; "))
+		r.finish(Warn, "Deployment %s available with %s Ready, but %s", dep.Name, plural(len(pods), "pod"), strings.Join(warns, "; "))
 	default:
-		r.finish(Pass, "Deployment %s available, %d pod(s) Running and Ready", dep.Name, len(pods))
+		r.finish(Pass, "Deployment %s available, %s Running and Ready", dep.Name, plural(len(pods), "pod"))
 	}
 	return r, nil
 }

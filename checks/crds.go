@@ -45,21 +45,28 @@ func (CRDsEstablished) Run(ctx context.Context, env *Env) (Result, error) {
 	r.evidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.CRDs}, Names: names}, "")
 
 	var problems []string
+	bad := 0
 	for _, n := range names {
 		c, ok := byName[n]
 		if !ok {
 			problems = append(problems, n+" is missing")
+			bad++
 			continue
 		}
+		var conds []string
 		for _, t := range []apiextensionsv1.CustomResourceDefinitionConditionType{apiextensionsv1.Established, apiextensionsv1.NamesAccepted} {
 			if st, msg := crdCondition(c, t); st != apiextensionsv1.ConditionTrue {
-				problems = append(problems, fmt.Sprintf("%s: %s is %s %s", n, t, st, msg))
+				conds = append(conds, strings.TrimSpace(fmt.Sprintf("%s is %s %s", t, st, msg)))
 			}
+		}
+		if len(conds) > 0 {
+			problems = append(problems, n+": "+strings.Join(conds, ", "))
+			bad++
 		}
 	}
 	r.Details = problems
-	if len(problems) > 0 {
-		r.finish(Fail, "%d of %d CRDs not established: %s", len(problems), len(names), strings.Join(problems, "; "))
+	if bad > 0 {
+		r.finish(Fail, "%d of %d CRDs not established: %s", bad, len(names), strings.Join(problems, "; "))
 		return r, nil
 	}
 	r.finish(Pass, "%d CRDs of %s established", len(names), strings.Join(p.Groups, ", "))

@@ -7,9 +7,9 @@ import (
 	"strings"
 
 	"github.com/aiconform/aiconform/cluster"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -62,6 +62,7 @@ func (CRsReconciled) Run(ctx context.Context, env *Env) (Result, error) {
 		crd := findCRD(crds, k.CRD)
 		if crd == nil {
 			missing = append(missing, k.CRD)
+			r.evidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.CRDs}, Names: []string{k.CRD}}, "")
 			continue
 		}
 		t := crTarget{kind: k, res: crdResource(crd)}
@@ -105,11 +106,11 @@ func (CRsReconciled) Run(ctx context.Context, env *Env) (Result, error) {
 		r.Details = append(r.Details, "CRDs not installed: "+strings.Join(missing, ", "))
 		r.finish(Fail, "CRD %s not installed, so none of its resources can be reconciled", strings.Join(missing, ", "))
 	case len(fails) > 0:
-		r.finish(Fail, "%d of %d custom resources not reconciled: %s", len(fails), total, strings.Join(fails, "; "))
+		r.finish(Fail, "%d of %s not reconciled: %s", len(fails), plural(total, "custom resource"), strings.Join(fails, "; "))
 	case total == 0:
 		r.finish(Fail, "no %s exists: nothing shows the controller reconciles (create one, or run with --probe)", kinds(p))
 	default:
-		r.finish(Pass, "%d custom resource(s) reconciled and Ready: %s", total, strings.Join(passed, ", "))
+		r.finish(Pass, "%s reconciled and Ready: %s", plural(total, "custom resource"), strings.Join(passed, ", "))
 	}
 	return r, nil
 }
@@ -207,8 +208,9 @@ func judgeCR(cr *unstructured.Unstructured, k ResourceKind, f family) []string {
 		return problems
 	}
 	uid, ns := cr.GetUID(), cr.GetNamespace()
+	// A cluster-scoped resource's children may live in any namespace.
 	mine := func(m metav1.Object) bool {
-		return m.GetNamespace() == ns && m.GetLabels()[k.ChildLabel] == cr.GetName()
+		return (ns == "" || m.GetNamespace() == ns) && m.GetLabels()[k.ChildLabel] == cr.GetName()
 	}
 	var deps []*appsv1.Deployment
 	for _, d := range f.deployments {

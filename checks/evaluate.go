@@ -97,10 +97,13 @@ func judgeAll(v *Verdict) {
 	}
 }
 
-// judgeOperators: met when one detected operator passes all its checks.
+// judgeOperators: met when one operator passes all its checks. An operator
+// is judged by its results, not by its detection alone: when detection
+// itself failed, its checks are Errors and the verdict says it could not be
+// evaluated rather than that nothing is installed.
 func judgeOperators(v *Verdict, dets []Detection) {
-	anyPassed := false
-	worstFound := Skip
+	anyPassed, anyFound := false, false
+	var found []string
 	for _, d := range dets {
 		ov := OperatorVerdict{Operator: d.Profile.Name, Title: d.Profile.Title, Verdict: Skip}
 		var why []string
@@ -109,65 +112,79 @@ func judgeOperators(v *Verdict, dets []Detection) {
 				continue
 			}
 			ov.Verdict = Worst(ov.Verdict, r.Status)
-			if r.Status == Pass || r.Status == Warn {
+			switch r.Status {
+			case Pass, Warn:
 				anyPassed = true
-			}
-			if r.Status == Fail || r.Status == Error {
+			case Fail, Error:
 				why = append(why, r.Check.ID+": "+r.Reason)
 			}
 		}
 		switch {
-		case !d.Found:
-			ov.Verdict = Skip
-			ov.Reason = "not installed"
 		case ov.Verdict == Pass || ov.Verdict == Warn:
 			ov.Reason = "every check passed"
-		case ov.Verdict == Skip:
-			ov.Reason = "no check ran"
-		default:
+		case ov.Verdict == Fail || ov.Verdict == Error:
 			ov.Reason = strings.Join(why, "; ")
+		case !d.Found:
+			ov.Reason = "not installed"
+		default:
+			ov.Reason = "no check could judge it"
 		}
 		if d.Found {
-			worstFound = Worst(worstFound, ov.Verdict)
+			anyFound = true
+			found = append(found, d.Profile.Title)
 		}
 		v.Operators = append(v.Operators, ov)
 	}
 	for _, ov := range v.Operators {
-		if (ov.Verdict == Pass || ov.Verdict == Warn) && v.Operator == "" {
-			v.Operator = ov.Operator
-			v.Result = ov.Verdict
+		if ov.Verdict == Pass || ov.Verdict == Warn {
+			carry(v, ov)
+			return
 		}
 	}
-	if v.Operator != "" {
-		var others []string
-		for _, ov := range v.Operators {
-			if ov.Operator != v.Operator && ov.Verdict != Skip {
-				others = append(others, fmt.Sprintf("%s: %s", ov.Title, ov.Reason))
-			}
-		}
-		v.Status = Implemented
-		v.Conclusion = fmt.Sprintf("%s meets it: CRDs established, controller Ready, webhooks served, custom resources reconciled", titleOf(v.Operators, v.Operator))
-		if len(others) > 0 {
-			v.Conclusion += " (others: " + strings.Join(others, "; ") + ")"
-		}
-		return
-	}
-	var tried []string
+	var judged []string
+	v.Result = Skip
 	for _, ov := range v.Operators {
-		if ov.Verdict != Skip {
-			tried = append(tried, fmt.Sprintf("%s: %s", ov.Title, ov.Reason))
+		if ov.Verdict == Fail || ov.Verdict == Error {
+			judged = append(judged, fmt.Sprintf("%s: %s", ov.Title, ov.Reason))
+			v.Result = Worst(v.Result, ov.Verdict)
 		}
 	}
 	switch {
-	case len(tried) == 0 && worstFound == Skip:
+	case len(judged) == 0 && !anyFound:
 		v.Result, v.Status = Fail, NotImplemented
 		v.Conclusion = "no AI operator with CRDs was found (looked for: " + titles(v.Operators) + ")"
+	case len(judged) == 0:
+		v.Result, v.Status = Fail, NotImplemented
+		v.Conclusion = "found " + strings.Join(found, ", ") + ", but no check could judge it"
 	case anyPassed:
-		v.Result, v.Status = worstFound, PartiallyImplemented
-		v.Conclusion = "no operator passed every check: " + strings.Join(tried, "; ")
+		v.Status = PartiallyImplemented
+		v.Conclusion = "no operator passed every check: " + strings.Join(judged, "; ")
 	default:
-		v.Result, v.Status = worstFound, NotImplemented
-		v.Conclusion = "no operator passed every check: " + strings.Join(tried, "; ")
+		v.Status = NotImplemented
+		v.Conclusion = "no operator passed every check: " + strings.Join(judged, "; ")
+	}
+	if v.Result == Error {
+		v.Conclusion = "could not be fully evaluated: " + v.Conclusion
+	}
+}
+
+// carry records that ov met the requirement, and why the others did not.
+func carry(v *Verdict, ov OperatorVerdict) {
+	v.Operator, v.Result, v.Status = ov.Operator, ov.Verdict, Implemented
+	var passed, others []string
+	for _, r := range v.Results {
+		if r.Operator == ov.Operator && (r.Status == Pass || r.Status == Warn) && r.Check.Title != "" {
+			passed = append(passed, strings.ToLower(r.Check.Title[:1])+r.Check.Title[1:])
+		}
+	}
+	for _, o := range v.Operators {
+		if o.Operator != ov.Operator && o.Verdict != Skip {
+			others = append(others, fmt.Sprintf("%s: %s", o.Title, o.Reason))
+		}
+	}
+	v.Conclusion = fmt.Sprintf("%s meets it: %s", ov.Title, strings.Join(passed, "; "))
+	if len(others) > 0 {
+		v.Conclusion += " (others: " + strings.Join(others, "; ") + ")"
 	}
 }
 

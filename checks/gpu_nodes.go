@@ -49,6 +49,8 @@ func (GPUAllocatable) Run(ctx context.Context, env *Env) (Result, error) {
 	var r Result
 	nodes, err := list[*corev1.Node](ctx, env, cluster.Query{Resource: cluster.Nodes})
 	if err != nil {
+		// Show the refusal as kubectl would meet it.
+		r.evidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Nodes}}, "")
 		return r, err
 	}
 	var gpus []*gpuNode
@@ -131,7 +133,7 @@ func (GPUAllocatable) Run(ctx context.Context, env *Env) (Result, error) {
 		r.finish(Fail, "%s", strings.Join(fails, "; "))
 		return r, nil
 	}
-	r.finish(Pass, "%d GPU node(s) Ready with accelerators allocatable", len(gpus))
+	r.finish(Pass, "%s Ready with accelerators allocatable", plural(len(gpus), "GPU node"))
 	return r, nil
 }
 

@@ -179,20 +179,54 @@ func (p *Profile) validate(doc *yaml.Node) error {
 	if _, err := labels.Parse(p.Controller.Selector); err != nil {
 		return bad("selector", "controller selector: %v", err)
 	}
-	for _, r := range p.Resources {
+	for i, r := range p.Resources {
+		// Errors in a resource point into that resource's own mapping.
+		at := func(key, format string, args ...any) error {
+			line := lineOf(doc, "resources")
+			if item := resourceItem(doc, i); item != nil {
+				line = lineOf(item, key)
+			}
+			return fmt.Errorf("%s:%d: profile %q: %s", p.Source, line, p.Name, fmt.Sprintf(format, args...))
+		}
 		if !p.ownsCRD(r.CRD) {
-			return bad("resources", "resource crd %q is not in the profile's groups %v", r.CRD, p.Groups)
+			return at("crd", "resource crd %q is not in the profile's groups %v", r.CRD, p.Groups)
 		}
 		if len(r.ReadyConditions) == 0 {
-			return bad("resources", "resource %s: readyConditions is empty", r.CRD)
+			return at("readyConditions", "resource %s: readyConditions is empty", r.CRD)
 		}
 		if len(r.Children) > 0 && r.ChildLabel == "" {
-			return bad("resources", "resource %s: children need a childLabel to find them", r.CRD)
+			return at("children", "resource %s: children need a childLabel to find them", r.CRD)
 		}
 		for _, k := range r.Children {
 			if !contains(childKinds, k) {
-				return bad("children", "resource %s: child kind %q, want one of %v", r.CRD, k, childKinds)
+				return at("children", "resource %s: child kind %q, want one of %v", r.CRD, k, childKinds)
 			}
+		}
+	}
+	return nil
+}
+
+// resourceItem is the i-th entry of the document's resources list.
+func resourceItem(doc *yaml.Node, i int) *yaml.Node {
+	seq := valueOf(doc, "resources")
+	if seq == nil || seq.Kind != yaml.SequenceNode || i >= len(seq.Content) {
+		return nil
+	}
+	return seq.Content[i]
+}
+
+// valueOf is the value node of a key anywhere in n.
+func valueOf(n *yaml.Node, key string) *yaml.Node {
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == key {
+				return n.Content[i+1]
+			}
+		}
+	}
+	for _, c := range n.Content {
+		if v := valueOf(c, key); v != nil {
+			return v
 		}
 	}
 	return nil

@@ -3,7 +3,7 @@ package checks
 import (
 	"context"
 	"fmt"
-	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -93,7 +93,10 @@ func Run(ctx context.Context, c *cluster.Cache, profiles []*Profile, selected []
 	return out
 }
 
-func runOne(ctx context.Context, c *cluster.Cache, t task, dets []Detection, detErr error, opts RunOptions, now func() time.Time) (r Result) {
+// abandonAfter is how long a check past its deadline may take to return.
+const abandonAfter = 2 * time.Second
+
+func runOne(ctx context.Context, c *cluster.Cache, t task, dets []Detection, detErr error, opts RunOptions, now func() time.Time) Result {
 	timeout := opts.Timeout
 	meta := t.check.Meta()
 	start := now()
@@ -103,8 +106,12 @@ func runOne(ctx context.Context, c *cluster.Cache, t task, dets []Detection, det
 			return Result{Check: meta, Operator: t.profile.Name, Status: Error, Started: start, Finished: now(),
 				Reason: fmt.Sprintf("cannot tell whether %s is installed: %v", t.profile.Title, detErr)}
 		case !detected(dets, t.profile):
+			why := fmt.Sprintf("the cluster serves no CRD of %s", strings.Join(t.profile.Groups, ", "))
+			if len(t.profile.CRDs) > 0 {
+				why = "the cluster serves none of its CRDs"
+			}
 			return Result{Check: meta, Operator: t.profile.Name, Status: Skip, Started: start, Finished: now(),
-				Reason: fmt.Sprintf("%s is not installed: the cluster serves no CRD of %v", t.profile.Title, t.profile.Groups)}
+				Reason: fmt.Sprintf("%s is not installed: %s", t.profile.Title, why)}
 		}
 	}
 	if timeout > 0 {
@@ -116,21 +123,37 @@ func runOne(ctx context.Context, c *cluster.Cache, t task, dets []Detection, det
 	if opts.JudgeAt != nil {
 		env.Now = opts.JudgeAt
 	}
-	defer func() {
-		if p := recover(); p != nil {
-			r = Result{Check: meta, Status: Error, Reason: fmt.Sprintf("check panicked: %v", p), Details: []string{string(debug.Stack())}}
-		}
-		r.Check = meta
-		if t.profile != nil {
-			r.Operator = t.profile.Name
-		}
-		r.Started, r.Finished = start, now()
+	type answer struct {
+		res Result
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				done <- answer{err: fmt.Errorf("check panicked: %v", p)}
+			}
+		}()
+		res, err := t.check.Run(ctx, env)
+		done <- answer{res, err}
 	}()
-	res, err := t.check.Run(ctx, env)
+	var a answer
+	select {
+	case a = <-done:
+	case <-ctx.Done():
+		// A check that ignores its context must not hold up the run: give it
+		// a moment to return what it has, then leave it behind.
+		select {
+		case a = <-done:
+		case <-time.After(abandonAfter):
+			a = answer{err: fmt.Errorf("did not stop when its time was up: %w", ctx.Err())}
+		}
+	}
+	res, err := a.res, a.err
 	if err != nil {
 		res.Status = Error
 		res.Reason = err.Error()
-		if ctx.Err() != nil {
+		if ctx.Err() != nil && timeout > 0 {
 			res.Reason = fmt.Sprintf("not finished within %s: %v", timeout, err)
 		}
 	}
@@ -138,6 +161,11 @@ func runOne(ctx context.Context, c *cluster.Cache, t task, dets []Detection, det
 		res.Status = Error
 		res.Reason = "check returned no verdict"
 	}
+	res.Check = meta
+	if t.profile != nil {
+		res.Operator = t.profile.Name
+	}
+	res.Started, res.Finished = start, now()
 	return res
 }
 
@@ -164,8 +192,13 @@ func Detect(ctx context.Context, c *cluster.Cache, profiles []*Profile) ([]Detec
 	for i, p := range profiles {
 		for _, crd := range crds {
 			if contains(p.Groups, crd.Spec.Group) {
-				dets[i].Found = true
 				dets[i].CRDs = append(dets[i].CRDs, crd.Name)
+				// A group can be shared (kubeflow.org holds training jobs,
+				// notebooks and Katib): a profile that names its CRDs is
+				// found by them, not by its group alone.
+				if len(p.CRDs) == 0 || contains(p.CRDs, crd.Name) {
+					dets[i].Found = true
+				}
 			}
 		}
 	}

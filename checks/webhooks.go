@@ -135,9 +135,9 @@ func (WebhooksServed) Run(ctx context.Context, env *Env) (Result, error) {
 	case len(fails) > 0:
 		r.finish(Fail, "%s", strings.Join(fails, "; "))
 	case len(warns) > 0:
-		r.finish(Warn, "%d webhooks in %d configurations registered, but %s", len(hooks), len(names), strings.Join(warns, "; "))
+		r.finish(Warn, "%s in %s registered, but %s", plural(len(hooks), "webhook"), plural(len(names), "configuration"), strings.Join(warns, "; "))
 	default:
-		r.finish(Pass, "%d webhooks in %d configurations registered with valid CA bundles; their Services have ready endpoints (registered and served, not exercised)", len(hooks), len(names))
+		r.finish(Pass, "%s in %s registered with valid CA bundles; their Services have ready endpoints (registered and served, not exercised)", plural(len(hooks), "webhook"), plural(len(names), "configuration"))
 	}
 	return r, nil
 }
@@ -213,4 +213,12 @@ func sortedSet(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// plural counts a noun: "1 webhook", "7 webhooks".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

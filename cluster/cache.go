@@ -84,11 +84,21 @@ func once[T any](ctx context.Context, mu *sync.Mutex, m map[string]*entry[T], q 
 // Recording returns everything the run has read so far, in a stable order,
 // ready to be saved as a fixture that replays this run.
 func (c *Cache) Recording(info Info) (*Recording, error) {
+	// Take the entries under the lock, wait for them outside it: a read
+	// still in flight must not block every other use of the cache.
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	lists := make(map[string]*entry[[]runtime.Object], len(c.lists))
+	for k, e := range c.lists {
+		lists[k] = e
+	}
+	tables := make(map[string]*entry[*metav1.Table], len(c.tables))
+	for k, e := range c.tables {
+		tables[k] = e
+	}
+	c.mu.Unlock()
 	r := &Recording{APIVersion: RecordingAPIVersion, Kind: RecordingKind, Cluster: info}
-	for _, key := range sortedKeys(c.lists) {
-		e := c.lists[key]
+	for _, key := range sortedKeys(lists) {
+		e := lists[key]
 		<-e.done
 		l, err := recordList(e.q, e.val, e.at, e.err)
 		if err != nil {
@@ -96,8 +106,8 @@ func (c *Cache) Recording(info Info) (*Recording, error) {
 		}
 		r.Lists = append(r.Lists, l)
 	}
-	for _, key := range sortedKeys(c.tables) {
-		e := c.tables[key]
+	for _, key := range sortedKeys(tables) {
+		e := tables[key]
 		<-e.done
 		r.Tables = append(r.Tables, recordTable(e.q, e.val, e.at, e.err))
 	}

@@ -2,11 +2,13 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
 
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -233,7 +235,7 @@ func (tc *tableClient) get(ctx context.Context, q Query) (*metav1.Table, error) 
 		}
 		body, err := req.Do(ctx).Raw()
 		if err != nil {
-			return nil, err
+			return nil, statusError(body, err)
 		}
 		t, err := parseTable(body)
 		if err != nil {
@@ -254,4 +256,15 @@ func (tc *tableClient) get(ctx context.Context, q Query) (*metav1.Table, error) 
 		return nil, err
 	}
 	return all, nil
+}
+
+// statusError prefers the Status the server sent to the generic error the
+// REST client makes of a failed raw request ("unknown (get nodes)"): its
+// message names the user, verb and resource that were refused.
+func statusError(body []byte, err error) error {
+	var st metav1.Status
+	if json.Unmarshal(body, &st) == nil && st.Kind == "Status" && st.Message != "" {
+		return &apierrors.StatusError{ErrStatus: st}
+	}
+	return err
 }

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -55,7 +57,7 @@ func (g Get) Command() string {
 	args = append(args, strings.Join(res, ","))
 	args = append(args, g.Names...)
 	switch {
-	case g.AllNamespaces:
+	case g.allNamespaces():
 		args = append(args, "-A")
 	case g.namespaced():
 		args = append(args, "-n", g.Namespace)
@@ -85,12 +87,20 @@ func (g Get) Command() string {
 	return s
 }
 
-// namespaced is true when any resource is namespaced and a namespace is set;
+// namespaced is true when a namespace narrows a namespaced resource;
 // kubectl ignores -n for cluster-scoped resources, and so does Command.
 func (g Get) namespaced() bool {
-	if g.Namespace == "" {
-		return false
-	}
+	return g.Namespace != "" && !g.AllNamespaces && g.anyNamespaced()
+}
+
+// allNamespaces is true when a namespaced resource is read across every
+// namespace: asked for, or implied by no namespace at all. Without -A, kubectl
+// would read the kubeconfig's namespace instead, so the command must say it.
+func (g Get) allNamespaces() bool {
+	return g.anyNamespaced() && (g.AllNamespaces || g.Namespace == "")
+}
+
+func (g Get) anyNamespaced() bool {
 	for _, r := range g.Resources {
 		if r.Namespaced {
 			return true
@@ -104,7 +114,7 @@ func (g Get) Queries() []Query {
 	qs := make([]Query, len(g.Resources))
 	for i, r := range g.Resources {
 		q := Query{Resource: r, LabelSelector: g.LabelSelector, FieldSelector: g.FieldSelector}
-		if r.Namespaced && !g.AllNamespaces {
+		if r.Namespaced && !g.allNamespaces() {
 			q.Namespace = g.Namespace
 		}
 		qs[i] = q
@@ -132,7 +142,7 @@ func (c *Cache) Print(ctx context.Context, g Get) (string, time.Time, error) {
 	for i, q := range g.Queries() {
 		t, at, err := c.Table(ctx, q)
 		if err != nil {
-			return "", at, err
+			return kubectlError(err), at, err
 		}
 		if at.After(captured) {
 			captured = at
@@ -154,7 +164,7 @@ func (c *Cache) Print(ctx context.Context, g Get) (string, time.Time, error) {
 			sep.ready = true
 		}
 		p := printers.NewTablePrinter(printers.PrintOptions{
-			WithNamespace: g.AllNamespaces && q.Resource.Namespaced,
+			WithNamespace: g.allNamespaces() && q.Resource.Namespaced,
 			WithKind:      withKind,
 			Kind:          q.Resource.GroupKind(),
 			Wide:          g.Wide,
@@ -166,7 +176,7 @@ func (c *Cache) Print(ctx context.Context, g Get) (string, time.Time, error) {
 	}
 	tw.Flush()
 	if tracking.n == 0 && errOut.Len() == 0 {
-		if g.namespaced() && !g.AllNamespaces && g.allNamespaced() {
+		if g.namespaced() && g.allNamespaced() {
 			fmt.Fprintf(&errOut, "No resources found in %s namespace.\n", g.Namespace)
 		} else {
 			fmt.Fprintln(&errOut, "No resources found")
@@ -192,7 +202,7 @@ func (c *Cache) printColumns(ctx context.Context, g Get) (string, time.Time, err
 	for _, q := range g.Queries() {
 		objs, at, err := c.List(ctx, q)
 		if err != nil {
-			return "", at, err
+			return kubectlError(err), at, err
 		}
 		if at.After(captured) {
 			captured = at
@@ -247,6 +257,18 @@ func pickObjects(objs []runtime.Object, names []string) (kept []runtime.Object, 
 		}
 	}
 	return kept, missing
+}
+
+// kubectlError is how kubectl prints an error the API server answered with,
+// so that evidence of a refused read reads as the command would show it.
+// Other errors (a recording without the answer) have no kubectl form.
+func kubectlError(err error) string {
+	var st apierrors.APIStatus
+	if !errors.As(err, &st) {
+		return ""
+	}
+	s := st.Status()
+	return fmt.Sprintf("Error from server (%s): %s\n", s.Reason, s.Message)
 }
 
 func (g Get) allNamespaced() bool {

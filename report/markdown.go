@@ -199,7 +199,9 @@ func (m *md) requirement(req Requirement) {
 	// submission, so that a conclusion can cite "block 4".
 	n := 0
 	for _, c := range req.Checks {
-		m.check(c, &n)
+		if m.r.shown(c) {
+			m.check(c, &n)
+		}
 	}
 	m.printf("→ %s\n\n", orUnknown(inline(req.Conclusion)))
 }

@@ -198,3 +198,29 @@ func (r *Report) Seal(failOn checks.Level) error {
 	r.Digest = "sha256:" + hex.EncodeToString(sum[:])
 	return nil
 }
+
+// shown is false for the results of an operator the cluster does not have:
+// each is a skip saying so, which report.json keeps but a reader need not
+// see once per check.
+func (r *Report) shown(c Check) bool {
+	if c.Operator == "" {
+		return true
+	}
+	for _, op := range r.Operators {
+		if op.Name == c.Operator {
+			return op.Detected
+		}
+	}
+	return true
+}
+
+// absent names the operators the cluster does not have.
+func (r *Report) absent() []string {
+	var names []string
+	for _, op := range r.Operators {
+		if !op.Detected {
+			names = append(names, op.Name)
+		}
+	}
+	return names
+}

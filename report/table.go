@@ -49,6 +49,9 @@ func Summary(w io.Writer, r *Report) error {
 	t.Header("REQUIREMENT", "LEVEL", "CHECK", "OPERATOR", "STATUS", "REASON")
 	for _, req := range r.Requirements {
 		for _, c := range req.Checks {
+			if !r.shown(c) {
+				continue
+			}
 			if err := t.Append([]string{
 				req.ID, req.Level, c.ID, orDash(c.Operator), c.Status, shorten(c.Reason, reasonWidth),
 			}); err != nil {
@@ -70,6 +73,11 @@ func Summary(w io.Writer, r *Report) error {
 		}
 	}
 
+	if absent := r.absent(); len(absent) > 0 {
+		if _, err := fmt.Fprintf(w, "not installed, their checks skipped: %s\n", strings.Join(absent, ", ")); err != nil {
+			return err
+		}
+	}
 	if _, err := fmt.Fprintln(w); err != nil {
 		return err
 	}

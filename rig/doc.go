@@ -17,7 +17,17 @@
 //	defer c.Stop()
 //	cfg := c.RESTConfig() // admin (system:masters); c.Kubeconfig() is its file
 //
+// On a full rig, the real operators run as local processes built by
+// tools/build, with their CRDs and webhook manifests read from their
+// downloaded Go modules (operators.go):
+//
+//	ks, err := c.InstallKServe(ctx, rig.OperatorOptions{})  // RawDeployment
+//	kr, err := c.InstallKubeRay(ctx, rig.OperatorOptions{})
+//	kr.Stop(ctx)  // webhooks removed first, then the process
+//	kr.Start(ctx) // process again, webhooks registered once served
+//
 // From make: `make cluster-up` (rig/cmd/rig up) starts a detached rig with
-// its state in .rig/, `make cluster-down` stops exactly the PIDs it
-// recorded, and Attach reuses such a rig from a test.
+// its state in .rig/ and both operators on it, `make cluster-down` removes
+// their webhooks and stops exactly the PIDs it recorded, and Attach reuses
+// such a rig from a test.
 package rig

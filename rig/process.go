@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -141,10 +142,16 @@ func (p *process) waitExit(d time.Duration) bool {
 	return !p.isOurs()
 }
 
+// errPortTaken marks a component that died because its port was taken.
+var errPortTaken = errors.New("port already in use")
+
 // exitError describes how a process ended, with the tail of its log, for
 // the error returned when a component dies during start-up.
 func (p *process) exitError() error {
 	tail, _ := tailFile(p.Log, 2048)
+	if strings.Contains(tail, "address already in use") {
+		return fmt.Errorf("%s exited (%v): %w; last output:\n%s", p.Name, p.err, errPortTaken, tail)
+	}
 	return fmt.Errorf("%s exited (%v); last output:\n%s", p.Name, p.err, tail)
 }
 

@@ -71,3 +71,12 @@ func TestProcessExitErrorCarriesLog(t *testing.T) {
 	assert.ErrorContains(t, p.exitError(), "cannot bind port")
 	assert.ErrorContains(t, p.exitError(), "exit status 3")
 }
+
+func TestProcessExitErrorPortTaken(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	require.NoError(t, err)
+	p, err := startProcess("etcd", sh, []string{"-c", "echo 'listen tcp 127.0.0.1:2379: bind: address already in use' >&2; exit 1"}, t.TempDir(), nil, false)
+	require.NoError(t, err)
+	<-p.exited
+	assert.ErrorIs(t, p.exitError(), errPortTaken, "start-up is retried on this error")
+}

@@ -74,6 +74,9 @@ type Cluster struct {
 	restConfig *rest.Config
 	caCert     []byte
 
+	// mu guards procs and state once start-up is over: operators start,
+	// stop and record webhooks while the rig runs.
+	mu       sync.Mutex
 	procs    []*process
 	proxy    *EgressProxy // nil when the proxy runs as its own process
 	proxyLog *os.File
@@ -91,6 +94,9 @@ type state struct {
 	ControlPlaneOnly bool       `json:"controlPlaneOnly"`
 	StartedAt        time.Time  `json:"startedAt"`
 	Processes        []*process `json:"processes"`
+	// Operators installed on the rig (operators.go), with the webhook
+	// configurations to remove before their processes stop.
+	Operators []*operatorRecord `json:"operators,omitempty"`
 }
 
 const stateFile = "state.json"
@@ -99,12 +105,27 @@ const stateFile = "state.json"
 // until /readyz answers, both kwok nodes are Ready and the default
 // ServiceAccount exists; for ControlPlaneOnly, until /readyz answers. On
 // error every process it started is stopped again.
-func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
+func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if opts.Timeout == 0 {
 		opts.Timeout = 2 * time.Minute
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
+	// Ports are picked free, then bound by the components a moment later;
+	// another process (a parallel test package's rig) can take one in
+	// between. That rare race costs a retry, not a failed suite.
+	for attempt := 1; ; attempt++ {
+		c, err := start(ctx, opts)
+		if err == nil || attempt == 3 || !errors.Is(err, errPortTaken) {
+			return c, err
+		}
+		if opts.Progress != nil {
+			fmt.Fprintf(opts.Progress, "rig: retrying: %v\n", err)
+		}
+	}
+}
+
+func start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	progress := opts.Progress
 	if progress == nil {
 		progress = io.Discard
@@ -310,10 +331,20 @@ func (c *Cluster) EgressRefusals() ([]string, error) {
 }
 
 // Stop stops, in reverse start order, every process this rig started and
-// nothing else. It is safe to call more than once.
+// nothing else. It is safe to call more than once. Operators' webhook
+// configurations go first, while their servers still answer.
 func (c *Cluster) Stop() error {
 	c.stopOnce.Do(func() {
 		var errs []error
+		if len(c.state.Operators) > 0 && c.apiserverRunning() {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			if err := c.removeWebhooks(ctx, ""); err != nil {
+				errs = append(errs, err)
+			}
+			cancel()
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
 		for i := len(c.procs) - 1; i >= 0; i-- {
 			if err := c.procs[i].stop(10 * time.Second); err != nil {
 				errs = append(errs, err)

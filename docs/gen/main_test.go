@@ -1,9 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
+	"sort"
 	"testing"
 
 	"github.com/aiconform/aiconform/checks"
@@ -11,28 +11,43 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestChecksMDUpToDate fails when a check's metadata or the catalog changed
-// and docs/checks.md was not regenerated.
-func TestChecksMDUpToDate(t *testing.T) {
-	var got bytes.Buffer
-	require.NoError(t, render(&got))
-	want, err := os.ReadFile(filepath.Join("..", "checks.md"))
-	require.NoError(t, err, "docs/checks.md is missing: run `go run ./docs/gen`")
-	assert.Equal(t, string(want), got.String(), "docs/checks.md is out of date: run `go run ./docs/gen`")
+// TestPagesUpToDate fails when a check's metadata or the catalog changed and
+// the pages under docs/ were not regenerated, or a page of a removed check
+// is left behind.
+func TestPagesUpToDate(t *testing.T) {
+	pages, err := render()
+	require.NoError(t, err)
+	for name, want := range pages {
+		got, err := os.ReadFile(filepath.Join("..", name))
+		require.NoError(t, err, "docs/%s is missing: run `go run ./docs/gen`", name)
+		assert.Equal(t, want, string(got), "docs/%s is out of date: run `go run ./docs/gen`", name)
+	}
+	onDisk, err := filepath.Glob(filepath.Join("..", "checks", "*.md"))
+	require.NoError(t, err)
+	var stale []string
+	for _, f := range onDisk {
+		if _, ok := pages["checks/"+filepath.Base(f)]; !ok {
+			stale = append(stale, f)
+		}
+	}
+	sort.Strings(stale)
+	assert.Empty(t, stale, "pages of checks that no longer exist: run `go run ./docs/gen`")
 }
 
-func TestRenderNamesEveryCheckAndRequirement(t *testing.T) {
-	var got bytes.Buffer
-	require.NoError(t, render(&got))
-	registry := checks.Registry()
-	reqs, err := checks.Catalog(registry)
+func TestEveryCheckHasAPage(t *testing.T) {
+	pages, err := render()
 	require.NoError(t, err)
-	for _, c := range registry {
+	reqs, err := checks.Catalog(checks.Registry())
+	require.NoError(t, err)
+	for _, c := range checks.Registry() {
 		m := c.Meta()
-		assert.Contains(t, got.String(), "### "+m.ID+"\n", "check %s has a section", m.ID)
-		assert.Contains(t, got.String(), m.Remediation, "check %s shows its remediation", m.ID)
+		page, ok := pages["checks/"+m.ID+".md"]
+		if assert.True(t, ok, "check %s has a page", m.ID) {
+			assert.Contains(t, page, m.Remediation)
+			assert.Contains(t, pages["checks.md"], "(checks/"+m.ID+".md)")
+		}
 	}
 	for _, r := range reqs {
-		assert.Contains(t, got.String(), "### "+r.ID+"\n", "requirement %s has a section", r.ID)
+		assert.Contains(t, pages["checks.md"], "### "+r.ID+"\n", "requirement %s has a section", r.ID)
 	}
 }

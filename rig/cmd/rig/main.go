@@ -31,7 +31,8 @@ func main() {
 const usage = `usage: rig <command> [flags]
 
 commands:
-  up            start the rig detached and print its kubeconfig path
+  up            start the rig detached (with KServe and KubeRay unless
+                --no-operators) and print its kubeconfig path
   down          stop the processes recorded by up
   status        print the recorded processes and their RSS
   egress-proxy  run the loopback-only egress proxy (started by up)
@@ -50,11 +51,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 	case "up":
 		bin := fs.String("bin", "", "directory with the binaries (default: bin/ of the repository)")
 		cpOnly := fs.Bool("control-plane-only", false, "start etcd and kube-apiserver only")
-		timeout := fs.Duration("timeout", 3*time.Minute, "start-up timeout")
+		noOperators := fs.Bool("no-operators", false, "do not install KServe and KubeRay on the full rig")
+		timeout := fs.Duration("timeout", 3*time.Minute, "start-up timeout (the control plane, then each operator)")
 		if err := fs.Parse(args); err != nil {
 			return err
 		}
-		return up(*dir, *bin, *cpOnly, *timeout, stdout, stderr)
+		return up(*dir, *bin, *cpOnly, !*cpOnly && !*noOperators, *timeout, stdout, stderr)
 	case "down":
 		if err := fs.Parse(args); err != nil {
 			return err
@@ -82,7 +84,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 }
 
-func up(dir, bin string, cpOnly bool, timeout time.Duration, stdout, stderr io.Writer) error {
+func up(dir, bin string, cpOnly, operators bool, timeout time.Duration, stdout, stderr io.Writer) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -115,6 +117,16 @@ func up(dir, bin string, cpOnly bool, timeout time.Duration, stdout, stderr io.W
 	})
 	if err != nil {
 		return err
+	}
+	if operators {
+		opts := rig.OperatorOptions{BinDir: bin, Detached: true, Timeout: timeout, Progress: stderr}
+		for _, install := range []func(context.Context, rig.OperatorOptions) (*rig.Operator, error){c.InstallKServe, c.InstallKubeRay} {
+			if _, err := install(ctx, opts); err != nil {
+				// Half a rig is worse than none: a person would point
+				// aiconform at it and read failures that are the rig's.
+				return errors.Join(err, c.Stop())
+			}
+		}
 	}
 	fmt.Fprintf(stderr, "rig: up in %.1fs; stop it with `make cluster-down`\n", time.Since(began).Seconds())
 	fmt.Fprintln(stdout, c.Kubeconfig())

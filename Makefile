@@ -1,0 +1,32 @@
+# aiconform: the commands a developer and CI run. `make help` lists them.
+
+GO ?= go
+
+.PHONY: help build test demo vet docs fixtures bench clean
+
+help: ## list the targets
+	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 16
+
+build: ## build bin/aiconform
+	$(GO) build -o bin/aiconform ./cmd/aiconform
+
+test: ## unit tests, vet and the docs drift check: no cluster needed
+	$(GO) vet ./...
+	$(GO) test ./...
+
+demo: ## run every check on the recorded demo cluster; the report lands in demo-report/
+	$(GO) run ./cmd/aiconform check all --fixture demo --out demo-report
+
+docs: ## regenerate docs/checks.md from the checks' metadata
+	$(GO) run ./docs/gen
+
+fixtures: tools ## re-record fixtures/*.yaml from a real API server (needs `make tools`)
+	$(GO) run ./fixtures/gen -bin $(CURDIR)/bin
+
+bench: ## benchmarks: `check all` over a 2,000-node, 50,000-pod recording
+	$(GO) test -run '^$$' -bench . -benchmem ./bench/
+
+clean: ## remove built binaries' outputs (not the rig's binaries)
+	rm -rf bin/aiconform demo-report
+
+include rig.mk

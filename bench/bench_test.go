@@ -1,0 +1,205 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/cluster"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var (
+	productionOnce sync.Once
+	productionObjs *Objects
+	productionErr  error
+)
+
+// production is the 2,000-node, 50,000-pod cluster, generated once per
+// test binary (about a second).
+func production(tb testing.TB) *Objects {
+	tb.Helper()
+	productionOnce.Do(func() { productionObjs, productionErr = Cluster(Production, time.Now()) })
+	require.NoError(tb, productionErr)
+	return productionObjs
+}
+
+// assertHealthy: KServe and KubeRay pass every check, the GPU nodes are
+// allocatable, and so both requirements are met.
+func assertHealthy(t *testing.T, r Run) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, res := range r.Outcome.Results {
+		switch {
+		case res.Operator == "kserve" || res.Operator == "kuberay" || res.Check.ID == "gpu-allocatable":
+			assert.Equal(t, checks.Pass, res.Status, "%s %s: %s", res.Check.ID, res.Operator, res.Reason)
+			seen[res.Check.ID+"/"+res.Operator] = true
+		case res.Operator != "":
+			assert.Equal(t, checks.Skip, res.Status, "%s %s: %s", res.Check.ID, res.Operator, res.Reason)
+		}
+	}
+	assert.Len(t, seen, 9, "four checks for each of two operators, and gpu-allocatable: %v", seen)
+	for _, v := range r.Verdicts {
+		assert.Equal(t, checks.Implemented, v.Status, "%s: %s", v.Requirement.ID, v.Conclusion)
+	}
+	assert.True(t, r.Report.Summary.Passed)
+}
+
+func TestCheckAllReadsEachQueryOnce(t *testing.T) {
+	objs := production(t)
+	require.Len(t, objs.Nodes, 2000)
+	require.Len(t, objs.Pods, 50000+5, "the bulk and the operators' five pods")
+	names := map[string]bool{}
+	for _, p := range objs.Pods {
+		key := p.Namespace + "/" + p.Name
+		require.False(t, names[key], "two pods named %s", key)
+		names[key] = true
+	}
+	src := NewSource(objs)
+
+	r, err := CheckAll(context.Background(), src)
+	require.NoError(t, err)
+	assertHealthy(t, r)
+
+	calls := src.Calls()
+	for key, n := range calls.Lists {
+		assert.Equal(t, 1, n, "LIST %s", key)
+	}
+	for key, n := range calls.Tables {
+		assert.Equal(t, 1, n, "Table %s", key)
+	}
+	perNode := 0
+	for key, q := range calls.Queries {
+		if q.Resource.GVR != cluster.Pods.GVR {
+			continue
+		}
+		assert.False(t, q.Namespace == "" && q.LabelSelector == "" && q.FieldSelector == "", "lists every pod of the cluster: %s", key)
+		if _, ok := calls.Lists[key]; ok && q.FieldSelector != "" {
+			perNode++
+		}
+	}
+	assert.Equal(t, Production.GPUNodes, perNode, "one LIST of pods per GPU node, by spec.nodeName")
+	t.Logf("%d LISTs and %d Tables in %d distinct queries", Total(calls.Lists), Total(calls.Tables), len(calls.Queries))
+}
+
+func TestSourceFilters(t *testing.T) {
+	src := NewSource(production(t))
+	ctx := context.Background()
+	list := func(q cluster.Query) int {
+		objs, _, err := src.List(ctx, q)
+		require.NoError(t, err, q.String())
+		return len(objs)
+	}
+	assert.Equal(t, Production.PodsPerNode+1, list(cluster.Query{Resource: cluster.Pods, FieldSelector: "spec.nodeName=gpu-node-0001"}), "its pods and the Ray worker")
+	assert.Equal(t, 1, list(cluster.Query{Resource: cluster.Pods, Namespace: "kserve", LabelSelector: "control-plane=kserve-controller-manager"}))
+	assert.Equal(t, 1, list(cluster.Query{Resource: cluster.Pods, LabelSelector: "serving.kserve.io/inferenceservice"}))
+	assert.Equal(t, 2, list(cluster.Query{Resource: cluster.Pods, LabelSelector: "ray.io/cluster"}))
+	assert.Equal(t, 1, list(cluster.Query{Resource: cluster.Nodes, FieldSelector: "metadata.name=cpu-node-1500"}))
+	assert.Equal(t, 0, list(cluster.Query{Resource: cluster.Pods, Namespace: "models", FieldSelector: "spec.nodeName=gpu-node-0001"}))
+
+	_, _, err := src.List(ctx, cluster.Query{Resource: cluster.Pods, FieldSelector: "spec.containers=x"})
+	assert.ErrorContains(t, err, "field label not supported")
+
+	tab, _, err := src.Table(ctx, cluster.Query{Resource: cluster.Nodes})
+	require.NoError(t, err)
+	assert.Len(t, tab.Rows, 2000)
+	out, _, err := cluster.NewCache(src).Print(ctx, cluster.Get{Resources: []cluster.Resource{cluster.Pods}, Namespace: "kserve", Wide: true})
+	require.NoError(t, err)
+	assert.Regexp(t, `(?m)^kserve-controller-manager-\S+\s+2/2\s+Running\s+0\s+\S+\s+10\.\S+\s+cpu-node-0001\s`, out)
+}
+
+// TestReplayRecording: a run recorded from the source and replayed gives
+// the same verdicts, on a cluster small enough to be quick.
+func TestReplayRecording(t *testing.T) {
+	objs, err := Cluster(Size{Nodes: 40, GPUNodes: 10, PodsPerNode: 25, Namespaces: 20}, time.Now())
+	require.NoError(t, err)
+	ctx := context.Background()
+	profiles, err := checks.BuiltinProfiles()
+	require.NoError(t, err)
+	cache := cluster.NewCache(NewSource(objs))
+	info, err := cache.Info(ctx)
+	require.NoError(t, err)
+	rec, err := checks.Record(ctx, cache, info, profiles, time.Minute, time.Now)
+	require.NoError(t, err)
+	data, err := rec.Marshal()
+	require.NoError(t, err)
+	loaded, err := cluster.LoadRecording("synthetic", data)
+	require.NoError(t, err)
+	r, err := CheckAll(ctx, loaded)
+	require.NoError(t, err)
+	assertHealthy(t, r)
+}
+
+func BenchmarkCheckAll(b *testing.B) {
+	src := NewSource(production(b))
+	ctx := context.Background()
+	src.Reset()
+	b.ReportAllocs()
+	runs := 0
+	for b.Loop() {
+		if _, err := CheckAll(ctx, src); err != nil {
+			b.Fatal(err)
+		}
+		runs++
+	}
+	calls := src.Calls()
+	b.ReportMetric(float64(Total(calls.Lists))/float64(runs), "lists/op")
+	b.ReportMetric(float64(Total(calls.Tables))/float64(runs), "tables/op")
+}
+
+// BenchmarkReplayRecording is `check all --fixture` on a recording of the
+// production cluster: what the checks read, recorded once, then per run
+// parsed and replayed ("load+run"), or replayed from one parse ("run").
+func BenchmarkReplayRecording(b *testing.B) {
+	src := NewSource(production(b))
+	ctx := context.Background()
+	profiles, err := checks.BuiltinProfiles()
+	require.NoError(b, err)
+	cache := cluster.NewCache(src)
+	info, err := cache.Info(ctx)
+	require.NoError(b, err)
+	rec, err := checks.Record(ctx, cache, info, profiles, time.Minute, time.Now)
+	require.NoError(b, err)
+	start := time.Now()
+	data, err := rec.Marshal()
+	require.NoError(b, err)
+	marshal := time.Since(start)
+
+	b.Run("load+run", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			loaded, err := cluster.LoadRecording("synthetic", data)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := CheckAll(ctx, loaded); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(len(data))/1e6, "MB-recording")
+		b.ReportMetric(float64(len(rec.Lists)), "lists-recorded")
+		b.ReportMetric(marshal.Seconds(), "s-to-marshal")
+	})
+	b.Run("run", func(b *testing.B) {
+		loaded, err := cluster.LoadRecording("synthetic", data)
+		require.NoError(b, err)
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := CheckAll(ctx, loaded); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func ExampleSource() {
+	objs, _ := Cluster(Size{Nodes: 4, GPUNodes: 1, PodsPerNode: 6, Namespaces: 6}, time.Now())
+	src := NewSource(objs)
+	pods, _, _ := src.List(context.Background(), cluster.Query{Resource: cluster.Pods, FieldSelector: "spec.nodeName=gpu-node-0001"})
+	fmt.Println(len(pods), "pods on gpu-node-0001")
+	// Output: 7 pods on gpu-node-0001
+}

@@ -1,0 +1,606 @@
+// Command live measures `aiconform check all` against kubectl on a real API
+// server holding the production-size synthetic cluster of package bench:
+// 2,000 nodes (500 with 8 GPUs), 50,000 pods, KServe and KubeRay healthy.
+//
+//	go run ./bench/live            # from the repository root; bin/ must hold the rig's binaries
+//
+// It starts a bare control plane (etcd and kube-apiserver from bin/, on
+// 127.0.0.1), writes the "demo" scenario of fixtures/scenarios (the
+// operators' real CRDs, controllers, webhooks, an InferenceService and a
+// RayCluster) and then the bulk of the cluster, and times, three runs each:
+// `kubectl get pods -A`; the nine kubectl calls of a hand-made report; and
+// `aiconform check all`, built from this tree. It prints the median wall
+// time and the largest peak RSS of each, and stops the control plane at the
+// end, on error and on Ctrl-C too.
+//
+// Writing the cluster is the slow part: on this machine (2 cores, shared by
+// etcd, kube-apiserver and the writer) the 50,000 pods take about 4 minutes
+// (create plus status update, about 210 pods a second), the nodes,
+// Deployments and ReplicaSets another 40 seconds; a whole run takes about 6
+// minutes.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/aiconform/aiconform/bench"
+	"github.com/aiconform/aiconform/cluster"
+	"github.com/aiconform/aiconform/fixtures/scenarios"
+	"github.com/aiconform/aiconform/rig"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "live:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	size    bench.Size
+	runs    int
+	workers int
+	// unthrottled runs one check all in this process, with client-go's
+	// client-side rate limiter off, against $KUBECONFIG, and exits: the
+	// experiment row of the table runs this program so.
+	unthrottled bool
+}
+
+func run() (err error) {
+	var o options
+	flag.IntVar(&o.size.Nodes, "nodes", bench.Production.Nodes, "nodes to write")
+	flag.IntVar(&o.size.GPUNodes, "gpu-nodes", bench.Production.GPUNodes, "how many of the nodes have GPUs")
+	flag.IntVar(&o.size.PodsPerNode, "pods-per-node", bench.Production.PodsPerNode, "pods on each node")
+	flag.IntVar(&o.size.Namespaces, "namespaces", bench.Production.Namespaces, "namespaces the pods are spread over")
+	flag.IntVar(&o.runs, "runs", 3, "runs of each measurement")
+	flag.IntVar(&o.workers, "workers", 32, "concurrent writers")
+	flag.BoolVar(&o.unthrottled, "unthrottled-check-all", false, "(internal) run check all once against $KUBECONFIG with client-side rate limiting off")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if o.unthrottled {
+		return unthrottledCheckAll(ctx)
+	}
+
+	root, err := repoRoot()
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "aiconform-live-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	// The operators' modules must come from the module cache: nothing is
+	// fetched from outside the machine.
+	os.Setenv("GOPROXY", "off")
+
+	step := stepper()
+	aiconform := filepath.Join(tmp, "aiconform")
+	build := exec.CommandContext(ctx, "go", "build", "-o", aiconform, "./cmd/aiconform")
+	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("go build ./cmd/aiconform: %w", err)
+	}
+	step("built %s", aiconform)
+	mods, err := scenarios.OperatorModules()
+	if err != nil {
+		return err
+	}
+
+	c, err := rig.Start(ctx, rig.Options{ControlPlaneOnly: true, Dir: filepath.Join(tmp, "rig"), BinDir: filepath.Join(root, "bin"), Progress: os.Stderr})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if serr := c.Stop(); serr != nil && err == nil {
+			err = fmt.Errorf("stop the control plane: %w", serr)
+		}
+		step("control plane stopped")
+	}()
+
+	cfg := c.RESTConfig()
+	cfg.QPS, cfg.Burst = 5000, 10000
+	cfg.WarningHandler = rest.NoWarnings{}
+	if err := scenarios.Build(ctx, cfg, mods, scenarios.All()[0]); err != nil {
+		return fmt.Errorf("scenario demo: %w", err)
+	}
+	step("KServe and KubeRay written (scenario demo)")
+
+	objs := bench.Workload(o.size, time.Now())
+	if err := write(ctx, cfg, objs, o.workers, step); err != nil {
+		return err
+	}
+
+	m := &measurer{root: root, kubeconfig: c.Kubeconfig(), home: filepath.Join(tmp, "home"), step: step}
+	if err := os.MkdirAll(m.home, 0o755); err != nil {
+		return err
+	}
+	return m.all(ctx, o.runs, aiconform, filepath.Join(tmp, "report"), c.PIDs())
+}
+
+// repoRoot is the enclosing directory with go.mod.
+func repoRoot() (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("no go.mod above %s: run from the repository", wd)
+		}
+	}
+}
+
+func stepper() func(format string, args ...any) {
+	began := time.Now()
+	return func(format string, args ...any) {
+		fmt.Fprintf(os.Stderr, "live: [%6.1fs] %s\n", time.Since(began).Seconds(), fmt.Sprintf(format, args...))
+	}
+}
+
+// write creates objs with the statuses kubelets and controllers would
+// write, since none runs on a bare control plane. Owner references get the
+// UIDs the server gave the owners.
+func write(ctx context.Context, cfg *rest.Config, objs *bench.Objects, workers int, step func(string, ...any)) error {
+	cfg = rest.CopyConfig(cfg)
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	began := time.Now()
+
+	err = forEach(ctx, workers, objs.Namespaces, func(ctx context.Context, ns *corev1.Namespace) error {
+		_, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns.Name, Labels: ns.Labels}}, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("namespace %s: %w", ns.Name, err)
+		}
+		// Pods need their ServiceAccount; the controller that makes
+		// "default" does not run here.
+		_, err = kube.CoreV1().ServiceAccounts(ns.Name).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("serviceaccount %s/default: %w", ns.Name, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	step("%d namespaces with their default ServiceAccount", len(objs.Namespaces))
+
+	t := time.Now()
+	err = forEach(ctx, workers, objs.Nodes, func(ctx context.Context, n *corev1.Node) error {
+		st := n.Status
+		created, err := kube.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
+		if err != nil {
+			return fmt.Errorf("node %s: %w", n.Name, err)
+		}
+		created.Status = st
+		if _, err := kube.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("status of node %s: %w", n.Name, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	step("%d nodes in %s", len(objs.Nodes), time.Since(t).Round(time.Second))
+
+	t = time.Now()
+	depUIDs := &uids{m: map[string]types.UID{}}
+	err = forEach(ctx, workers, objs.Deployments, func(ctx context.Context, d *appsv1.Deployment) error {
+		st := d.Status
+		created, err := kube.AppsV1().Deployments(d.Namespace).Create(ctx, d, metav1.CreateOptions{})
+		if err != nil {
+			return fmt.Errorf("deployment %s/%s: %w", d.Namespace, d.Name, err)
+		}
+		depUIDs.set(d.Namespace+"/"+d.Name, created.UID)
+		st.ObservedGeneration = created.Generation
+		created.Status = st
+		if _, err := kube.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("status of deployment %s/%s: %w", d.Namespace, d.Name, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	rsUIDs := &uids{m: map[string]types.UID{}}
+	err = forEach(ctx, workers, objs.ReplicaSets, func(ctx context.Context, rs *appsv1.ReplicaSet) error {
+		rs = rs.DeepCopy()
+		rs.OwnerReferences[0].UID = depUIDs.get(rs.Namespace + "/" + rs.OwnerReferences[0].Name)
+		st := rs.Status
+		created, err := kube.AppsV1().ReplicaSets(rs.Namespace).Create(ctx, rs, metav1.CreateOptions{})
+		if err != nil {
+			return fmt.Errorf("replicaset %s/%s: %w", rs.Namespace, rs.Name, err)
+		}
+		rsUIDs.set(rs.Namespace+"/"+rs.Name, created.UID)
+		created.Status = st
+		if _, err := kube.AppsV1().ReplicaSets(rs.Namespace).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("status of replicaset %s/%s: %w", rs.Namespace, rs.Name, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	step("%d Deployments and %d ReplicaSets in %s", len(objs.Deployments), len(objs.ReplicaSets), time.Since(t).Round(time.Second))
+
+	t = time.Now()
+	var done atomic.Int64
+	err = forEach(ctx, workers, objs.Pods, func(ctx context.Context, p *corev1.Pod) error {
+		p = p.DeepCopy()
+		if ref := &p.OwnerReferences[0]; ref.Kind == "ReplicaSet" {
+			ref.UID = rsUIDs.get(p.Namespace + "/" + ref.Name)
+		}
+		st := p.Status
+		created, err := kube.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{})
+		if err != nil {
+			return fmt.Errorf("pod %s/%s: %w", p.Namespace, p.Name, err)
+		}
+		created.Status = st
+		if _, err := kube.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("status of pod %s/%s: %w", p.Namespace, p.Name, err)
+		}
+		if n := done.Add(1); n%5000 == 0 {
+			step("%d pods (%.0f a second)", n, float64(n)/time.Since(t).Seconds())
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	step("%d pods in %s; the whole cluster in %s", len(objs.Pods), time.Since(t).Round(time.Second), time.Since(began).Round(time.Second))
+	return nil
+}
+
+type uids struct {
+	mu sync.Mutex
+	m  map[string]types.UID
+}
+
+func (u *uids) set(k string, v types.UID) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.m[k] = v
+}
+
+func (u *uids) get(k string) types.UID {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.m[k]
+}
+
+// forEach runs f on every item with n workers and returns the first error,
+// after which the remaining items are skipped.
+func forEach[T any](ctx context.Context, n int, items []T, f func(context.Context, T) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg    sync.WaitGroup
+		once  sync.Once
+		first error
+	)
+	ch := make(chan T)
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for it := range ch {
+				if err := f(ctx, it); err != nil {
+					once.Do(func() { first = err; cancel() })
+				}
+			}
+		}()
+	}
+feed:
+	for _, it := range items {
+		select {
+		case ch <- it:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(ch)
+	wg.Wait()
+	if first != nil {
+		return first
+	}
+	return ctx.Err()
+}
+
+// unthrottledCheckAll runs the checks as `aiconform check all` does, on
+// cluster.Live clients built as cluster.NewLive builds them but without
+// client-go's client-side rate limiter (NewLive sets QPS 50, burst 100):
+// the experiment that says how much of a run is spent waiting on it.
+func unthrottledCheckAll(ctx context.Context) error {
+	flags := genericclioptions.NewConfigFlags(true)
+	live, err := cluster.NewLive(flags, time.Now)
+	if err != nil {
+		return err
+	}
+	cfg, err := flags.ToRESTConfig()
+	if err != nil {
+		return err
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = -1, 0 // no client-side limiter
+	cfg.UserAgent = "aiconform"
+	proto := rest.CopyConfig(cfg)
+	proto.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	proto.ContentType = "application/vnd.kubernetes.protobuf"
+	if live.Kube, err = kubernetes.NewForConfig(proto); err != nil {
+		return err
+	}
+	if live.APIExtensions, err = apiextensionsclient.NewForConfig(proto); err != nil {
+		return err
+	}
+	if live.Dynamic, err = dynamic.NewForConfig(cfg); err != nil {
+		return err
+	}
+	r, err := bench.CheckAll(ctx, live)
+	if err != nil {
+		return err
+	}
+	if !r.Report.Summary.Passed {
+		return errors.New("a MUST requirement is not met")
+	}
+	return nil
+}
+
+// sample is one timed command.
+type sample struct {
+	wall  time.Duration
+	rssKB int64
+	// throttled is client-go's log line about waiting on its own rate
+	// limiter, when the command printed one.
+	throttled string
+}
+
+type measurer struct {
+	root, kubeconfig, home string
+	step                   func(string, ...any)
+}
+
+// The nine kubectl calls of a hand-made robust_controller and GPU report:
+// the seed's five, with the demo's names, and what such a report adds.
+var handMade = [][]string{
+	{"get", "crd"},
+	{"get", "pods", "-n", "kserve", "-o", "wide"},
+	{"get", "validatingwebhookconfigurations,mutatingwebhookconfigurations"},
+	{"-n", "models", "get", "inferenceservice"},
+	{"-n", "models", "get", "deploy,svc,pod", "-l", "serving.kserve.io/inferenceservice=sklearn-iris"},
+	{"get", "endpointslices", "-n", "kserve", "-l", "kubernetes.io/service-name=kserve-webhook-server-service"},
+	{"-n", "ray", "get", "raycluster"},
+	{"get", "nodes", "-o", "wide"},
+	{"describe", "node", "gpu-node-1"},
+}
+
+func (m *measurer) all(ctx context.Context, runs int, aiconform, reportDir string, pids map[string]int) error {
+	kubectl := filepath.Join(m.root, "bin", "kubectl")
+	// kubectl caches discovery under $HOME/.kube; a warm cache is what a
+	// person running a report has.
+	if _, err := m.time(ctx, io.Discard, kubectl, "api-resources"); err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	var podsA, nine, ours, unthrottled []sample
+	for r := 1; r <= runs; r++ {
+		s, err := m.time(ctx, io.Discard, kubectl, "get", "pods", "-A")
+		if err != nil {
+			return err
+		}
+		podsA = append(podsA, s)
+		m.step("run %d: kubectl get pods -A: %s, %d MiB", r, s.wall.Round(10*time.Millisecond), s.rssKB/1024)
+
+		var sum sample
+		for _, args := range handMade {
+			s, err := m.time(ctx, io.Discard, kubectl, args...)
+			if err != nil {
+				return err
+			}
+			sum.wall += s.wall
+			sum.rssKB = max(sum.rssKB, s.rssKB)
+		}
+		nine = append(nine, sum)
+		m.step("run %d: nine kubectl calls: %s, %d MiB", r, sum.wall.Round(10*time.Millisecond), sum.rssKB/1024)
+
+		var out bytes.Buffer
+		s, err = m.time(ctx, &out, aiconform, "check", "all", "--out", fmt.Sprintf("%s-%d", reportDir, r))
+		if err != nil {
+			return fmt.Errorf("%w\n%s", err, out.String())
+		}
+		ours = append(ours, s)
+		m.step("run %d: aiconform check all: %s, %d MiB", r, s.wall.Round(10*time.Millisecond), s.rssKB/1024)
+		if s.throttled != "" {
+			m.step("run %d: aiconform waited on client-go's rate limiter: %s", r, s.throttled)
+		}
+
+		out.Reset()
+		s, err = m.time(ctx, &out, self, "-unthrottled-check-all")
+		if err != nil {
+			return fmt.Errorf("%w\n%s", err, out.String())
+		}
+		unthrottled = append(unthrottled, s)
+		m.step("run %d: the same checks, client-side rate limiter off: %s, %d MiB", r, s.wall.Round(10*time.Millisecond), s.rssKB/1024)
+	}
+	if data, err := os.ReadFile(reportDir + "-1/report.md"); err == nil {
+		m.step("aiconform's report.md: %d KiB", len(data)/1024)
+	}
+
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 3, ' ', 0)
+	fmt.Fprintf(w, "what (%d runs)\tmedian wall\tmax RSS\n", runs)
+	for _, row := range []struct {
+		what string
+		s    []sample
+	}{
+		{"kubectl get pods -A", podsA},
+		{"nine kubectl calls (sequential)", nine},
+		{"aiconform check all", ours},
+		{"  the same, client-go rate limiter off (experiment)", unthrottled},
+	} {
+		wall, rss := summary(row.s)
+		fmt.Fprintf(w, "%s\t%s\t%d MiB\n", row.what, wall.Round(10*time.Millisecond), rss/1024)
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	for _, name := range []string{"kube-apiserver", "etcd"} {
+		if pid, ok := pids[name]; ok {
+			if hwm, rss, err := procMemory(pid); err == nil {
+				fmt.Printf("%s: peak RSS %d MiB, RSS now %d MiB\n", name, hwm/1024, rss/1024)
+			}
+		}
+	}
+	return nil
+}
+
+func summary(s []sample) (time.Duration, int64) {
+	walls := make([]time.Duration, len(s))
+	var rss int64
+	for i, x := range s {
+		walls[i] = x.wall
+		rss = max(rss, x.rssKB)
+	}
+	sort.Slice(walls, func(i, j int) bool { return walls[i] < walls[j] })
+	return walls[len(walls)/2], rss
+}
+
+// time runs a command against the control plane and measures its wall time
+// and peak RSS: with GNU time where installed, else from the child's
+// rusage.
+func (m *measurer) time(ctx context.Context, stdout io.Writer, name string, args ...string) (sample, error) {
+	stats := filepath.Join(m.home, "time.txt")
+	gnuTime := "/usr/bin/time"
+	useTime := false
+	if _, err := os.Stat(gnuTime); err == nil {
+		useTime = true
+	}
+	argv := append([]string{name}, args...)
+	if useTime {
+		argv = append([]string{gnuTime, "-v", "-o", stats}, argv...)
+	}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = env(m.home, m.kubeconfig)
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	s := sample{wall: time.Since(start)}
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		if strings.Contains(line, "client-side throttling") {
+			s.throttled = strings.TrimSpace(line)
+			break
+		}
+	}
+	if err != nil {
+		return s, fmt.Errorf("%s: %w: %s", strings.Join(append([]string{filepath.Base(name)}, args...), " "), err, tail(stderr.String()))
+	}
+	if useTime {
+		rss, err := maxRSS(stats)
+		if err != nil {
+			return s, err
+		}
+		s.rssKB = rss
+	} else if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		s.rssKB = ru.Maxrss // kilobytes on Linux
+	}
+	return s, nil
+}
+
+// env is ours without proxies or another kubeconfig, with a HOME of the
+// run's own.
+func env(home, kubeconfig string) []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch strings.ToUpper(k) {
+		case "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "KUBECONFIG", "HOME":
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, "NO_PROXY=*", "HOME="+home, "KUBECONFIG="+kubeconfig)
+}
+
+func maxRSS(statsFile string) (int64, error) {
+	f, err := os.Open(statsFile)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "Maximum resident set size (kbytes):"); ok {
+			return strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		}
+	}
+	return 0, errors.New("no maximum resident set size in the output of /usr/bin/time -v")
+}
+
+// procMemory reads a process's peak and current RSS in KiB.
+func procMemory(pid int) (hwm, rss int64, err error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		switch k {
+		case "VmHWM":
+			hwm = n
+		case "VmRSS":
+			rss = n
+		}
+	}
+	return hwm, rss, nil
+}
+
+func tail(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > 10 {
+		lines = lines[len(lines)-10:]
+	}
+	return strings.Join(lines, "\n")
+}

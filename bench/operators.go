@@ -1,0 +1,387 @@
+package bench
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"strings"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+)
+
+// Operators are KServe and KubeRay installed and healthy, as the "demo"
+// scenario of fixtures/scenarios writes them: CRDs (names, versions, scope
+// and conditions; no schema), controller Deployments with their pods,
+// webhook configurations with a real CA bundle, the webhook Services'
+// EndpointSlices, and an InferenceService and a RayCluster reconciled into
+// their children. The controllers, the predictor and the Ray head run on
+// cpuNode, the Ray worker (one GPU) on gpuNode.
+func Operators(now time.Time, cpuNode, gpuNode *corev1.Node) (*Objects, error) {
+	o := &Objects{}
+	g := &gen{now: now}
+	for _, ns := range []string{"kserve", "ray-system", "models", "ray"} {
+		o.Namespaces = append(o.Namespaces, &corev1.Namespace{
+			ObjectMeta: metav1.ObjectMeta{Name: ns, UID: uid("Namespace", "", ns), Labels: map[string]string{"kubernetes.io/metadata.name": ns},
+				CreationTimestamp: g.ago(200 * 24 * time.Hour)},
+			Status: corev1.NamespaceStatus{Phase: corev1.NamespaceActive},
+		})
+	}
+	installed := g.ago(200 * 24 * time.Hour)
+	for _, c := range []struct {
+		group, plural, kind string
+		scope               apiextensionsv1.ResourceScope
+		versions            []string // served, the first stored
+	}{
+		{"serving.kserve.io", "clusterservingruntimes", "ClusterServingRuntime", apiextensionsv1.ClusterScoped, []string{"v1alpha1"}},
+		{"serving.kserve.io", "clusterstoragecontainers", "ClusterStorageContainer", apiextensionsv1.ClusterScoped, []string{"v1alpha1"}},
+		{"serving.kserve.io", "inferencegraphs", "InferenceGraph", apiextensionsv1.NamespaceScoped, []string{"v1alpha1"}},
+		{"serving.kserve.io", "inferenceservices", "InferenceService", apiextensionsv1.NamespaceScoped, []string{"v1beta1"}},
+		{"serving.kserve.io", "localmodelcaches", "LocalModelCache", apiextensionsv1.ClusterScoped, []string{"v1alpha1"}},
+		{"serving.kserve.io", "localmodelnodegroups", "LocalModelNodeGroup", apiextensionsv1.ClusterScoped, []string{"v1alpha1"}},
+		{"serving.kserve.io", "localmodelnodes", "LocalModelNode", apiextensionsv1.ClusterScoped, []string{"v1alpha1"}},
+		{"serving.kserve.io", "servingruntimes", "ServingRuntime", apiextensionsv1.NamespaceScoped, []string{"v1alpha1"}},
+		{"serving.kserve.io", "trainedmodels", "TrainedModel", apiextensionsv1.NamespaceScoped, []string{"v1alpha1"}},
+		{"ray.io", "rayclusters", "RayCluster", apiextensionsv1.NamespaceScoped, []string{"v1", "v1alpha1"}},
+		{"ray.io", "rayjobs", "RayJob", apiextensionsv1.NamespaceScoped, []string{"v1", "v1alpha1"}},
+		{"ray.io", "rayservices", "RayService", apiextensionsv1.NamespaceScoped, []string{"v1", "v1alpha1"}},
+	} {
+		o.CRDs = append(o.CRDs, crd(c.group, c.plural, c.kind, c.scope, installed, c.versions...))
+	}
+
+	// Controllers.
+	kserveLabels := map[string]string{"control-plane": "kserve-controller-manager", "app.kubernetes.io/name": "kserve-controller-manager"}
+	kserve := g.operatorWorkload("kserve", "kserve-controller-manager", kserveLabels, nil, cpuNode,
+		opContainer("manager", "kserve/kserve-controller:v0.15.0", 0), opContainer("kube-rbac-proxy", "quay.io/brancz/kube-rbac-proxy:v0.18.0", 0))
+	kuberayLabels := map[string]string{"app.kubernetes.io/name": "kuberay", "app.kubernetes.io/component": "kuberay-operator"}
+	kuberay := g.operatorWorkload("ray-system", "kuberay-operator", kuberayLabels, nil, cpuNode,
+		opContainer("kuberay-operator", "quay.io/kuberay/operator:v1.5.0", 0))
+	o.addWorkload(kserve)
+	o.addWorkload(kuberay)
+	o.addService(g.service("kserve", "kserve-webhook-server-service", nil, map[string]string{"control-plane": "kserve-controller-manager"}, 443), 9443, kserve.pods...)
+	o.addService(g.service("ray-system", "webhook-service", nil, kuberayLabels, 443), 9443, kuberay.pods...)
+
+	// KServe's sklearn iris InferenceService, reconciled (RawDeployment).
+	o.CustomResources = append(o.CustomResources, CustomResource{
+		GVR: schema.GroupVersionResource{Group: "serving.kserve.io", Version: "v1alpha1", Resource: "clusterservingruntimes"},
+		Object: g.custom("serving.kserve.io/v1alpha1", "ClusterServingRuntime", "", "kserve-sklearnserver", map[string]any{
+			"supportedModelFormats": []any{map[string]any{"name": "sklearn", "version": "1", "autoSelect": true, "priority": int64(1)}},
+			"protocolVersions":      []any{"v1", "v2"},
+			"containers":            []any{map[string]any{"name": "kserve-container", "image": "kserve/sklearnserver:v0.15.0"}},
+		}, nil),
+	})
+	isvc := g.custom("serving.kserve.io/v1beta1", "InferenceService", "models", "sklearn-iris", map[string]any{
+		"predictor": map[string]any{"model": map[string]any{
+			"modelFormat": map[string]any{"name": "sklearn"},
+			"storageUri":  "gs://kfserving-examples/models/sklearn/1.0/model",
+		}},
+	}, map[string]any{
+		"url":     "http://sklearn-iris-models.example.com",
+		"address": map[string]any{"url": "http://sklearn-iris-predictor.models.svc.cluster.local"},
+		"conditions": []any{
+			g.cond("IngressReady", "True", ""), g.cond("LatestDeploymentReady", "True", ""),
+			g.cond("PredictorReady", "True", ""), g.cond("Ready", "True", ""),
+		},
+		"deploymentMode": "RawDeployment",
+		"modelStatus":    map[string]any{"states": map[string]any{"activeModelState": "Loaded", "targetModelState": "Loaded"}, "transitionStatus": "UpToDate"},
+	})
+	isvc.SetAnnotations(map[string]string{"serving.kserve.io/deploymentMode": "RawDeployment"})
+	o.CustomResources = append(o.CustomResources, CustomResource{
+		GVR: schema.GroupVersionResource{Group: "serving.kserve.io", Version: "v1beta1", Resource: "inferenceservices"}, Object: isvc})
+	isvcOwner := controllerRef("serving.kserve.io/v1beta1", "InferenceService", isvc.GetName(), isvc.GetUID())
+	predictorLabels := map[string]string{"serving.kserve.io/inferenceservice": "sklearn-iris", "app": "isvc.sklearn-iris-predictor", "component": "predictor"}
+	pred := g.operatorWorkload("models", "sklearn-iris-predictor", predictorLabels, &isvcOwner, cpuNode,
+		opContainer("kserve-container", "kserve/sklearnserver:v0.15.0", 0))
+	o.addWorkload(pred)
+	predSvc := g.service("models", "sklearn-iris-predictor", predictorLabels, map[string]string{"app": "isvc.sklearn-iris-predictor"}, 80)
+	predSvc.OwnerReferences = []metav1.OwnerReference{isvcOwner}
+	o.addService(predSvc, 8080, pred.pods...)
+
+	// KubeRay's RayCluster with a head and one GPU worker.
+	rc := g.custom("ray.io/v1", "RayCluster", "ray", "raycluster-mini", map[string]any{
+		"rayVersion": "2.46.0",
+		"headGroupSpec": map[string]any{"rayStartParams": map[string]any{},
+			"template": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "ray-head", "image": "rayproject/ray:2.46.0"}}}}},
+		"workerGroupSpecs": []any{map[string]any{
+			"groupName": "gpu-group", "replicas": int64(1), "minReplicas": int64(1), "maxReplicas": int64(1), "rayStartParams": map[string]any{},
+			"template": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "ray-worker", "image": "rayproject/ray:2.46.0-gpu",
+				"resources": map[string]any{"limits": map[string]any{"nvidia.com/gpu": "1"}}}}}},
+		}},
+	}, map[string]any{
+		"state": "ready", "desiredWorkerReplicas": int64(1), "availableWorkerReplicas": int64(1), "readyWorkerReplicas": int64(1),
+		"desiredCPU": "2", "desiredMemory": "4Gi", "desiredGPU": "1", "desiredTPU": "0",
+		"head": map[string]any{"podName": "raycluster-mini-head-" + suffix("head"), "serviceName": "raycluster-mini-head-svc"},
+		"conditions": []any{
+			g.cond("RayClusterProvisioned", "True", "AllPodRunningAndReadyFirstTime"),
+			g.cond("HeadPodReady", "True", "HeadPodRunningAndReady"),
+		},
+	})
+	o.CustomResources = append(o.CustomResources, CustomResource{
+		GVR: schema.GroupVersionResource{Group: "ray.io", Version: "v1", Resource: "rayclusters"}, Object: rc})
+	rcOwner := controllerRef("ray.io/v1", "RayCluster", rc.GetName(), rc.GetUID())
+	rayLabels := func(kind, group string) map[string]string {
+		return map[string]string{"ray.io/cluster": "raycluster-mini", "ray.io/node-type": kind, "ray.io/group": group,
+			"app.kubernetes.io/created-by": "kuberay-operator", "app.kubernetes.io/name": "kuberay"}
+	}
+	head := g.opPod("ray", "raycluster-mini-head-"+suffix("head"), rayLabels("head", "headgroup"), rcOwner, cpuNode,
+		opContainer("ray-head", "rayproject/ray:2.46.0", 0))
+	worker := g.opPod("ray", "raycluster-mini-gpu-group-worker-"+suffix("worker"), rayLabels("worker", "gpu-group"), rcOwner, gpuNode,
+		opContainer("ray-worker", "rayproject/ray:2.46.0-gpu", 1))
+	o.Pods = append(o.Pods, head, worker)
+	headSvc := g.service("ray", "raycluster-mini-head-svc", map[string]string{"ray.io/cluster": "raycluster-mini", "ray.io/node-type": "head"},
+		map[string]string{"ray.io/cluster": "raycluster-mini", "ray.io/node-type": "head"}, 10001)
+	headSvc.OwnerReferences = []metav1.OwnerReference{rcOwner}
+	o.Services = append(o.Services, headSvc)
+
+	if err := o.webhooks(g); err != nil {
+		return nil, err
+	}
+	o.sort()
+	return o, nil
+}
+
+func crd(group, plural, kind string, scope apiextensionsv1.ResourceScope, created metav1.Time, versions ...string) *apiextensionsv1.CustomResourceDefinition {
+	name := plural + "." + group
+	names := apiextensionsv1.CustomResourceDefinitionNames{Plural: plural, Singular: strings.ToLower(kind), Kind: kind, ListKind: kind + "List"}
+	c := &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: name, UID: uid("CustomResourceDefinition", "", name), CreationTimestamp: created, Generation: 1,
+			Annotations: map[string]string{"controller-gen.kubebuilder.io/version": "v0.16.4"}},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{Group: group, Names: names, Scope: scope,
+			Conversion: &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}},
+		Status: apiextensionsv1.CustomResourceDefinitionStatus{
+			AcceptedNames:  names,
+			StoredVersions: []string{versions[0]},
+			Conditions: []apiextensionsv1.CustomResourceDefinitionCondition{
+				{Type: apiextensionsv1.NamesAccepted, Status: apiextensionsv1.ConditionTrue, Reason: "NoConflicts", Message: "no conflicts found", LastTransitionTime: created},
+				{Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionTrue, Reason: "InitialNamesAccepted", Message: "the initial names have been accepted", LastTransitionTime: created},
+			},
+		},
+	}
+	for i, v := range versions {
+		c.Spec.Versions = append(c.Spec.Versions, apiextensionsv1.CustomResourceDefinitionVersion{
+			Name: v, Served: true, Storage: i == 0, Subresources: &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}}})
+	}
+	return c
+}
+
+// workload is a Deployment with its ReplicaSet and pod.
+type workload struct {
+	dep  *appsv1.Deployment
+	rs   *appsv1.ReplicaSet
+	pods []*corev1.Pod
+}
+
+func (o *Objects) addWorkload(w workload) {
+	o.Deployments = append(o.Deployments, w.dep)
+	o.ReplicaSets = append(o.ReplicaSets, w.rs)
+	o.Pods = append(o.Pods, w.pods...)
+}
+
+func opContainer(name, image string, gpus int64) corev1.Container {
+	c := corev1.Container{Name: name, Image: image, Resources: corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
+	}, TerminationMessagePath: corev1.TerminationMessagePathDefault, TerminationMessagePolicy: corev1.TerminationMessageReadFile,
+		ImagePullPolicy: corev1.PullIfNotPresent}
+	if gpus > 0 {
+		q := *resource.NewQuantity(gpus, resource.DecimalSI)
+		c.Resources.Requests["nvidia.com/gpu"] = q
+		c.Resources.Limits = corev1.ResourceList{"nvidia.com/gpu": q}
+	}
+	return c
+}
+
+func controllerRef(apiVersion, kind, name string, uid types.UID) metav1.OwnerReference {
+	return metav1.OwnerReference{APIVersion: apiVersion, Kind: kind, Name: name, UID: uid, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
+}
+
+// operatorWorkload is a one-replica Deployment -> ReplicaSet -> Pod chain,
+// Available and Running.
+func (g *gen) operatorWorkload(ns, name string, labels map[string]string, owner *metav1.OwnerReference, node *corev1.Node, containers ...corev1.Container) workload {
+	hash := podTemplateHash(ns + "/" + name)
+	podLabels := map[string]string{"pod-template-hash": hash}
+	for k, v := range labels {
+		podLabels[k] = v
+	}
+	created := g.ago(150 * 24 * time.Hour)
+	dep := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, UID: uid("Deployment", ns, name), Labels: labels, Generation: 1, CreationTimestamp: created},
+		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{Containers: containers}}},
+		Status: appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1,
+			Conditions: []appsv1.DeploymentCondition{
+				{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable", Message: "Deployment has minimum availability.", LastUpdateTime: created, LastTransitionTime: created},
+				{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable", Message: fmt.Sprintf("ReplicaSet %q has successfully progressed.", name+"-"+hash), LastUpdateTime: created, LastTransitionTime: created},
+			}},
+	}
+	if owner != nil {
+		dep.OwnerReferences = []metav1.OwnerReference{*owner}
+	}
+	rsName := name + "-" + hash
+	rs := &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Name: rsName, Namespace: ns, UID: uid("ReplicaSet", ns, rsName), Labels: podLabels, CreationTimestamp: created,
+			OwnerReferences: []metav1.OwnerReference{controllerRef("apps/v1", "Deployment", name, dep.UID)}},
+		Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: podLabels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: podLabels}, Spec: corev1.PodSpec{Containers: containers}}},
+		Status: appsv1.ReplicaSetStatus{Replicas: 1, FullyLabeledReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1, ObservedGeneration: 1},
+	}
+	p := g.opPod(ns, g.podName(ns, rsName, name), podLabels, controllerRef("apps/v1", "ReplicaSet", rsName, rs.UID), node, containers...)
+	return workload{dep: dep, rs: rs, pods: []*corev1.Pod{p}}
+}
+
+func (g *gen) opPod(ns, name string, labels map[string]string, owner metav1.OwnerReference, n *corev1.Node, containers ...corev1.Container) *corev1.Pod {
+	p := g.pod(ns, name, labels, owner, n, podIP(n, 200+len(name)), containers)
+	p.Status.QOSClass = corev1.PodQOSBurstable
+	for i := range p.Status.ContainerStatuses {
+		p.Status.ContainerStatuses[i].RestartCount = 0
+		p.Status.ContainerStatuses[i].LastTerminationState = corev1.ContainerState{}
+	}
+	return p
+}
+
+func (g *gen) service(ns, name string, labels, selector map[string]string, port int32) *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, UID: uid("Service", ns, name), Labels: labels, CreationTimestamp: g.ago(150 * 24 * time.Hour)},
+		Spec: corev1.ServiceSpec{
+			Type: corev1.ServiceTypeClusterIP, Selector: selector,
+			ClusterIP: fmt.Sprintf("10.96.%d.%d", len(name)%200, len(ns)+10), ClusterIPs: []string{fmt.Sprintf("10.96.%d.%d", len(name)%200, len(ns)+10)},
+			Ports: []corev1.ServicePort{{Name: "http", Port: port, Protocol: corev1.ProtocolTCP}},
+		},
+	}
+}
+
+// addService adds svc and its EndpointSlice, with pods as ready endpoints.
+func (o *Objects) addService(svc *corev1.Service, port int32, pods ...*corev1.Pod) {
+	o.Services = append(o.Services, svc)
+	s := &discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: svc.Name + "-" + suffix(svc.Name), Namespace: svc.Namespace, UID: uid("EndpointSlice", svc.Namespace, svc.Name),
+			CreationTimestamp: svc.CreationTimestamp,
+			Labels:            map[string]string{discoveryv1.LabelServiceName: svc.Name, discoveryv1.LabelManagedBy: "endpointslice-controller.k8s.io"},
+			OwnerReferences:   []metav1.OwnerReference{controllerRef("v1", "Service", svc.Name, svc.UID)},
+		},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("https"), Port: ptr.To(port), Protocol: ptr.To(corev1.ProtocolTCP)}},
+	}
+	for _, p := range pods {
+		s.Endpoints = append(s.Endpoints, discoveryv1.Endpoint{
+			Addresses:  []string{p.Status.PodIP},
+			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true), Serving: ptr.To(true), Terminating: ptr.To(false)},
+			NodeName:   ptr.To(p.Spec.NodeName),
+			TargetRef:  &corev1.ObjectReference{Kind: "Pod", Namespace: p.Namespace, Name: p.Name, UID: p.UID},
+		})
+	}
+	o.EndpointSlices = append(o.EndpointSlices, s)
+}
+
+func (g *gen) custom(apiVersion, kind, ns, name string, spec, status map[string]any) *unstructured.Unstructured {
+	meta := map[string]any{"name": name, "uid": string(uid(kind, ns, name)), "generation": int64(1),
+		"creationTimestamp": g.ago(30 * 24 * time.Hour).UTC().Format(time.RFC3339)}
+	if ns != "" {
+		meta["namespace"] = ns
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": apiVersion, "kind": kind, "metadata": meta, "spec": spec}}
+	if status != nil {
+		status["observedGeneration"] = int64(1)
+		u.Object["status"] = status
+	}
+	return u
+}
+
+func (g *gen) cond(t, status, reason string) map[string]any {
+	c := map[string]any{"type": t, "status": status, "lastTransitionTime": g.ago(29 * 24 * time.Hour).UTC().Format(time.RFC3339)}
+	if reason != "" {
+		c["reason"] = reason
+	}
+	return c
+}
+
+// webhooks are KServe's and KubeRay's admission webhooks, served by their
+// controllers' Services, with a CA valid for ten years.
+func (o *Objects) webhooks(g *gen) error {
+	ca, err := selfSignedCA("kserve-webhook-ca", g.now)
+	if err != nil {
+		return err
+	}
+	rayCA, err := selfSignedCA("kuberay-webhook-ca", g.now)
+	if err != nil {
+		return err
+	}
+	created := g.ago(150 * 24 * time.Hour)
+	hook := func(name, ns, svc, path string, ca []byte, groups, resources []string) (admissionregistrationv1.WebhookClientConfig, []admissionregistrationv1.RuleWithOperations) {
+		return admissionregistrationv1.WebhookClientConfig{CABundle: ca,
+				Service: &admissionregistrationv1.ServiceReference{Namespace: ns, Name: svc, Path: ptr.To(path), Port: ptr.To[int32](443)}},
+			[]admissionregistrationv1.RuleWithOperations{{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+				Rule:       admissionregistrationv1.Rule{APIGroups: groups, APIVersions: []string{"*"}, Resources: resources, Scope: ptr.To(admissionregistrationv1.AllScopes)},
+			}}
+	}
+	validating := func(config, name, ns, svc, path string, ca []byte, groups, resources []string) *admissionregistrationv1.ValidatingWebhookConfiguration {
+		cc, rules := hook(name, ns, svc, path, ca, groups, resources)
+		return &admissionregistrationv1.ValidatingWebhookConfiguration{
+			ObjectMeta: metav1.ObjectMeta{Name: config, UID: uid("ValidatingWebhookConfiguration", "", config), CreationTimestamp: created},
+			Webhooks: []admissionregistrationv1.ValidatingWebhook{{Name: name, ClientConfig: cc, Rules: rules,
+				FailurePolicy: ptr.To(admissionregistrationv1.Fail), SideEffects: ptr.To(admissionregistrationv1.SideEffectClassNone),
+				AdmissionReviewVersions: []string{"v1"}, TimeoutSeconds: ptr.To[int32](10)}},
+		}
+	}
+	kserve := []string{"serving.kserve.io"}
+	const ns, svc = "kserve", "kserve-webhook-server-service"
+	o.Validating = []*admissionregistrationv1.ValidatingWebhookConfiguration{
+		validating("clusterservingruntime.serving.kserve.io", "clusterservingruntime.kserve-webhook-server.validator", ns, svc, "/validate-serving-kserve-io-v1alpha1-clusterservingruntime", ca, kserve, []string{"clusterservingruntimes"}),
+		validating("inferencegraph.serving.kserve.io", "inferencegraph.kserve-webhook-server.validator", ns, svc, "/validate-serving-kserve-io-v1alpha1-inferencegraph", ca, kserve, []string{"inferencegraphs"}),
+		validating("inferenceservice.serving.kserve.io", "inferenceservice.kserve-webhook-server.validator", ns, svc, "/validate-serving-kserve-io-v1beta1-inferenceservice", ca, kserve, []string{"inferenceservices"}),
+		validating("servingruntime.serving.kserve.io", "servingruntime.kserve-webhook-server.validator", ns, svc, "/validate-serving-kserve-io-v1alpha1-servingruntime", ca, kserve, []string{"servingruntimes"}),
+		validating("trainedmodel.serving.kserve.io", "trainedmodel.kserve-webhook-server.validator", ns, svc, "/validate-serving-kserve-io-v1alpha1-trainedmodel", ca, kserve, []string{"trainedmodels"}),
+		validating("validating-webhook-configuration", "vraycluster.kb.io", "ray-system", "webhook-service", "/validate-ray-io-v1-raycluster", rayCA, []string{"ray.io"}, []string{"rayclusters"}),
+	}
+	defCC, defRules := hook("", ns, svc, "/mutate-serving-kserve-io-v1beta1-inferenceservice", ca, kserve, []string{"inferenceservices"})
+	podCC, podRules := hook("", ns, svc, "/mutate-pods", ca, []string{""}, []string{"pods"})
+	o.Mutating = []*admissionregistrationv1.MutatingWebhookConfiguration{{
+		ObjectMeta: metav1.ObjectMeta{Name: "inferenceservice.serving.kserve.io", UID: uid("MutatingWebhookConfiguration", "", "inferenceservice.serving.kserve.io"), CreationTimestamp: created},
+		Webhooks: []admissionregistrationv1.MutatingWebhook{
+			{Name: "inferenceservice.kserve-webhook-server.defaulter", ClientConfig: defCC, Rules: defRules,
+				FailurePolicy: ptr.To(admissionregistrationv1.Fail), SideEffects: ptr.To(admissionregistrationv1.SideEffectClassNone), AdmissionReviewVersions: []string{"v1"}},
+			{Name: "inferenceservice.kserve-webhook-server.pod-mutator", ClientConfig: podCC, Rules: podRules,
+				FailurePolicy: ptr.To(admissionregistrationv1.Fail), SideEffects: ptr.To(admissionregistrationv1.SideEffectClassNone), AdmissionReviewVersions: []string{"v1"},
+				ObjectSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "serving.kserve.io/inferenceservice", Operator: metav1.LabelSelectorOpExists}}}},
+		},
+	}}
+	return nil
+}
+
+// selfSignedCA is the PEM certificate a webhook's caBundle holds.
+func selfSignedCA(cn string, now time.Time) ([]byte, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	serial, err := rand.Int(rand.Reader, big.NewInt(1<<62))
+	if err != nil {
+		return nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial, Subject: pkix.Name{CommonName: cn},
+		NotBefore: now.Add(-150 * 24 * time.Hour), NotAfter: now.Add(10 * 365 * 24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), nil
+}

@@ -1,0 +1,179 @@
+package checks_test
+
+import (
+	"errors"
+	"regexp"
+	"testing"
+
+	"github.com/aiconform/aiconform/checks"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func ids(cs []checks.Check) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.Meta().ID)
+	}
+	return out
+}
+
+func reqIDs(rs []checks.Requirement) []string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.ID)
+	}
+	return out
+}
+
+func TestSelect(t *testing.T) {
+	registry := checks.Registry()
+	reqs := catalog(t)
+	tests := []struct {
+		name   string
+		ids    []string
+		reqs   []string
+		checks []string
+	}{
+		{
+			name:   "all",
+			ids:    []string{"all"},
+			reqs:   []string{"robust_controller", "gpu_nodes_allocatable"},
+			checks: []string{"crds-established", "controller-ready", "webhooks-served", "crs-reconciled", "gpu-allocatable"},
+		},
+		{
+			name:   "a requirement runs its checks",
+			ids:    []string{"robust_controller"},
+			reqs:   []string{"robust_controller"},
+			checks: []string{"crds-established", "controller-ready", "webhooks-served", "crs-reconciled"},
+		},
+		{
+			name:   "a check reports its requirement",
+			ids:    []string{"gpu-allocatable"},
+			reqs:   []string{"gpu_nodes_allocatable"},
+			checks: []string{"gpu-allocatable"},
+		},
+		{
+			name:   "one check of a requirement",
+			ids:    []string{"webhooks-served"},
+			reqs:   []string{"robust_controller"},
+			checks: []string{"webhooks-served"},
+		},
+		{
+			name:   "catalog and registry order, whatever the order asked",
+			ids:    []string{"gpu-allocatable", "crs-reconciled", "crds-established"},
+			reqs:   []string{"robust_controller", "gpu_nodes_allocatable"},
+			checks: []string{"crds-established", "crs-reconciled", "gpu-allocatable"},
+		},
+		{
+			name:   "duplicates collapse",
+			ids:    []string{"controller-ready", "robust_controller", "controller-ready"},
+			reqs:   []string{"robust_controller"},
+			checks: []string{"crds-established", "controller-ready", "webhooks-served", "crs-reconciled"},
+		},
+		{
+			name:   "all with more",
+			ids:    []string{"all", "gpu-allocatable"},
+			reqs:   []string{"robust_controller", "gpu_nodes_allocatable"},
+			checks: []string{"crds-established", "controller-ready", "webhooks-served", "crs-reconciled", "gpu-allocatable"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sel, err := checks.Select(tc.ids, reqs, registry)
+			require.NoError(t, err)
+			assert.Equal(t, tc.reqs, reqIDs(sel.Requirements))
+			assert.Equal(t, tc.checks, ids(sel.Checks))
+		})
+	}
+	// Selecting must not reorder or grow the catalog it was given.
+	assert.Equal(t, []string{"robust_controller", "gpu_nodes_allocatable"}, reqIDs(reqs))
+}
+
+func TestSelectUnknownID(t *testing.T) {
+	tests := []struct {
+		id      string
+		nearest string
+	}{
+		{"robust_controler", "robust_controller"},
+		{"webhook-served", "webhooks-served"},
+		{"gpu-alocatable", "gpu-allocatable"},
+		{"crd-established", "crds-established"},
+		{"Robust_Controller", "robust_controller"},
+		{"gpu_nodes_alocatable", "gpu_nodes_allocatable"},
+		{"xyz", ""},
+		{"kserve", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.id, func(t *testing.T) {
+			_, err := checks.Select([]string{"all", tc.id}, catalog(t), checks.Registry())
+			require.Error(t, err)
+			var unknown *checks.UnknownIDError
+			require.True(t, errors.As(err, &unknown), "%T", err)
+			assert.Equal(t, tc.id, unknown.ID)
+			assert.Equal(t, tc.nearest, unknown.Nearest)
+			assert.Contains(t, err.Error(), `unknown requirement or check "`+tc.id+`"`)
+			assert.Contains(t, err.Error(), "`aiconform list` shows them all")
+			if tc.nearest != "" {
+				assert.Contains(t, err.Error(), `(did you mean "`+tc.nearest+`"?)`)
+			} else {
+				assert.NotContains(t, err.Error(), "did you mean")
+			}
+		})
+	}
+}
+
+var kebab = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+
+func TestRegistry(t *testing.T) {
+	registry := checks.Registry()
+	reqs := catalog(t)
+	byID := map[string]checks.Requirement{}
+	for _, r := range reqs {
+		byID[r.ID] = r
+	}
+	seen := map[string]bool{}
+	for _, c := range registry {
+		m := c.Meta()
+		t.Run(m.ID, func(t *testing.T) {
+			assert.False(t, seen[m.ID], "duplicate check id")
+			seen[m.ID] = true
+			assert.Regexp(t, kebab, m.ID)
+			assert.NotEmpty(t, m.Title)
+			assert.NotEmpty(t, m.Description)
+			assert.NotEmpty(t, m.Remediation)
+			req, ok := byID[m.Requirement]
+			require.True(t, ok, "requirement %q is not in the catalog", m.Requirement)
+			assert.Contains(t, req.Checks, m.ID, "requirement %s does not list the check", req.ID)
+			assert.Equal(t, req.PerOperator, m.PerOperator, "a per-operator requirement has per-operator checks")
+		})
+	}
+}
+
+func TestCatalog(t *testing.T) {
+	reqs := catalog(t)
+	require.NotEmpty(t, reqs)
+	seen := map[string]bool{}
+	for _, r := range reqs {
+		t.Run(r.ID, func(t *testing.T) {
+			assert.False(t, seen[r.ID], "duplicate requirement id")
+			seen[r.ID] = true
+			assert.Regexp(t, `^[a-z0-9]+(_[a-z0-9]+)*$`, r.ID)
+			assert.NotEmpty(t, r.Title)
+			assert.NotEmpty(t, r.Category)
+			assert.NotEmpty(t, r.Program)
+			assert.Contains(t, []checks.Level{checks.Must, checks.Should}, r.Level)
+			assert.NotEmpty(t, r.Checks)
+		})
+	}
+	robust := reqs[0]
+	assert.Equal(t, "robust_controller", robust.ID)
+	assert.True(t, robust.PerOperator)
+	assert.Equal(t, checks.Must, robust.Level)
+
+	t.Run("a check the registry lacks", func(t *testing.T) {
+		_, err := checks.Catalog(checks.Registry()[:1])
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), `requirement robust_controller names unknown check "controller-ready"`)
+	})
+}

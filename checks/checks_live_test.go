@@ -1,0 +1,675 @@
+package checks_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/cluster"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8stesting "k8s.io/client-go/testing"
+)
+
+// Cases the recorded scenarios lack, on a fake cluster built in Go: one
+// thing broken per row.
+func TestChecksOnFakeCluster(t *testing.T) {
+	tests := []struct {
+		name  string
+		tweak func(t *testing.T, w *world)
+		want  []expect
+	}{
+		{
+			name: "healthy",
+			want: []expect{
+				{"crds-established", "widgets", checks.Pass, "1 CRDs of demo.example.com established"},
+				{"controller-ready", "widgets", checks.Pass, "Deployment widget-controller available, 1 pod Running and Ready"},
+				{"webhooks-served", "widgets", checks.Pass, "1 webhook in 1 configuration registered with valid CA bundles"},
+				{"crs-reconciled", "widgets", checks.Pass, "1 custom resource reconciled and Ready: Widget apps/w1"},
+				{"gpu-allocatable", "", checks.Pass, "1 GPU node Ready with accelerators allocatable"},
+			},
+		},
+
+		// crds-established
+		{
+			name: "CRD not established",
+			tweak: func(t *testing.T, w *world) {
+				w.crds[0].Status.Conditions[1] = apiextensionsv1.CustomResourceDefinitionCondition{Type: apiextensionsv1.Established,
+					Status: apiextensionsv1.ConditionFalse, Reason: "Installing", Message: "the initial names have not been accepted"}
+			},
+			want: []expect{{"crds-established", "widgets", checks.Fail, "1 of 1 CRDs not established: widgets.demo.example.com: Established is False Installing"}},
+		},
+		{
+			name: "CRD names not accepted",
+			tweak: func(t *testing.T, w *world) {
+				w.crds[0].Status.Conditions[0].Status = apiextensionsv1.ConditionFalse
+				w.crds[0].Status.Conditions[0].Reason = "NameConflict"
+			},
+			want: []expect{{"crds-established", "widgets", checks.Fail, "NamesAccepted is False NameConflict"}},
+		},
+		{
+			name:  "CRD without conditions",
+			tweak: func(t *testing.T, w *world) { w.crds[0].Status.Conditions = nil },
+			want:  []expect{{"crds-established", "widgets", checks.Fail, "Established is absent"}},
+		},
+		{
+			name: "CRD of the group not named by the profile is judged too",
+			tweak: func(t *testing.T, w *world) {
+				gadgets := establishedCRD("gadgets", "Gadget")
+				gadgets.Status.Conditions = nil
+				w.crds = append(w.crds, gadgets)
+			},
+			// The count in the reason is not asserted: it counts problems, not
+			// CRDs (see TestCRDsEstablishedCountsCRDs).
+			want: []expect{{"crds-established", "widgets", checks.Fail, "CRDs not established: gadgets.demo.example.com: Established is absent"}},
+		},
+		{
+			// A shared group (kubeflow.org) must not make a profile look
+			// installed: a profile that names its CRDs is found by them.
+			name: "named CRD missing, another CRD of its group left: not installed",
+			tweak: func(t *testing.T, w *world) {
+				w.crds = []*apiextensionsv1.CustomResourceDefinition{establishedCRD("gadgets", "Gadget")}
+			},
+			want: []expect{
+				{"crds-established", "widgets", checks.Skip, "serves none of its CRDs"},
+				{"controller-ready", "widgets", checks.Skip, "serves none of its CRDs"},
+				{"webhooks-served", "widgets", checks.Skip, "serves none of its CRDs"},
+				{"crs-reconciled", "widgets", checks.Skip, "serves none of its CRDs"},
+			},
+		},
+
+		// controller-ready
+		{
+			name: "controller pod Ready=Unknown",
+			tweak: func(t *testing.T, w *world) {
+				w.controllerPod.Status.Conditions[1].Status = corev1.ConditionUnknown
+			},
+			want: []expect{{"controller-ready", "widgets", checks.Fail, "pod widget-controller-7c9d-abcde is not Ready"}},
+		},
+		{
+			name:  "controller pod without a Ready condition",
+			tweak: func(t *testing.T, w *world) { w.controllerPod.Status.Conditions = nil },
+			want:  []expect{{"controller-ready", "widgets", checks.Fail, "is not Ready"}},
+		},
+		{
+			name:  "controller pod Pending",
+			tweak: func(t *testing.T, w *world) { w.controllerPod.Status.Phase = corev1.PodPending },
+			want:  []expect{{"controller-ready", "widgets", checks.Fail, "pod widget-controller-7c9d-abcde is Pending"}},
+		},
+		{
+			name: "controller restarted in the last hour",
+			tweak: func(t *testing.T, w *world) {
+				cs := &w.controllerPod.Status.ContainerStatuses[0]
+				cs.RestartCount = 3
+				cs.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled",
+					FinishedAt: metav1.NewTime(judgeAt.Add(-20 * time.Minute))}
+			},
+			want: []expect{{"controller-ready", "widgets", checks.Warn, "container manager restarted 3 times, last 20m0s ago (OOMKilled, exit code 137)"}},
+		},
+		{
+			name: "controller restarted yesterday",
+			tweak: func(t *testing.T, w *world) {
+				cs := &w.controllerPod.Status.ContainerStatuses[0]
+				cs.RestartCount = 3
+				cs.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error",
+					FinishedAt: metav1.NewTime(judgeAt.Add(-25 * time.Hour))}
+			},
+			want: []expect{{"controller-ready", "widgets", checks.Pass, "Running and Ready"}},
+		},
+		{
+			name: "controller crash-looping",
+			tweak: func(t *testing.T, w *world) {
+				cs := &w.controllerPod.Status.ContainerStatuses[0]
+				cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 40s"}}
+			},
+			want: []expect{{"controller-ready", "widgets", checks.Fail, "container manager is waiting: CrashLoopBackOff back-off 40s"}},
+		},
+		{
+			name: "controller Deployment not Available",
+			tweak: func(t *testing.T, w *world) {
+				w.controller.Status.Conditions[0].Status = corev1.ConditionFalse
+				w.controller.Status.Conditions[0].Reason = "MinimumReplicasUnavailable"
+			},
+			want: []expect{{"controller-ready", "widgets", checks.Fail, "Deployment widget-controller: Available is False MinimumReplicasUnavailable"}},
+		},
+		{
+			name: "controller Deployment without conditions",
+			tweak: func(t *testing.T, w *world) {
+				w.controller.Status = appsv1.DeploymentStatus{Replicas: 2, ReadyReplicas: 1}
+			},
+			want: []expect{{"controller-ready", "widgets", checks.Fail, "Available is absent (1/2 replicas ready)"}},
+		},
+		{
+			name:  "controller Deployment missing",
+			tweak: func(t *testing.T, w *world) { w.controller = nil },
+			want:  []expect{{"controller-ready", "widgets", checks.Fail, "Deployment widget-controller not found in namespace demo-system with labels app=widget-controller"}},
+		},
+		{
+			name: "controller Deployment of another name",
+			tweak: func(t *testing.T, w *world) {
+				w.controller.Name = "widget-controller-canary"
+			},
+			want: []expect{{"controller-ready", "widgets", checks.Fail, "Deployment widget-controller not found"}},
+		},
+		{
+			name:  "no controller pod",
+			tweak: func(t *testing.T, w *world) { w.controllerPod = nil },
+			want:  []expect{{"controller-ready", "widgets", checks.Fail, "no controller pod in namespace demo-system with labels app=widget-controller"}},
+		},
+
+		// webhooks-served
+		{
+			name:  "caBundle empty",
+			tweak: func(t *testing.T, w *world) { w.vwcs[0].Webhooks[0].ClientConfig.CABundle = nil },
+			want: []expect{{"webhooks-served", "widgets", checks.Fail,
+				"validating webhook validate.widgets.demo.example.com (configuration widget-webhook): caBundle is empty"}},
+		},
+		{
+			name:  "caBundle blank",
+			tweak: func(t *testing.T, w *world) { w.vwcs[0].Webhooks[0].ClientConfig.CABundle = []byte(" \n") },
+			want:  []expect{{"webhooks-served", "widgets", checks.Fail, "caBundle is empty"}},
+		},
+		{
+			name: "caBundle not PEM",
+			tweak: func(t *testing.T, w *world) {
+				w.vwcs[0].Webhooks[0].ClientConfig.CABundle = []byte("not a certificate")
+			},
+			want: []expect{{"webhooks-served", "widgets", checks.Fail, "caBundle holds no PEM certificate"}},
+		},
+		{
+			name: "caBundle certificate that does not parse",
+			tweak: func(t *testing.T, w *world) {
+				w.vwcs[0].Webhooks[0].ClientConfig.CABundle = []byte("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n")
+			},
+			want: []expect{{"webhooks-served", "widgets", checks.Fail, "caBundle holds a certificate that does not parse"}},
+		},
+		{
+			name: "caBundle expired",
+			tweak: func(t *testing.T, w *world) {
+				w.vwcs[0].Webhooks[0].ClientConfig.CABundle = caPEM(t, "old-ca", judgeAt.Add(-time.Hour))
+			},
+			want: []expect{{"webhooks-served", "widgets", checks.Fail, `CA "old-ca" expired at 2026-06-01T11:00:00Z`}},
+		},
+		{
+			name: "caBundle with one expired CA among good ones",
+			tweak: func(t *testing.T, w *world) {
+				cc := &w.vwcs[0].Webhooks[0].ClientConfig
+				cc.CABundle = append(append([]byte{}, cc.CABundle...), caPEM(t, "old-ca", judgeAt.AddDate(0, -1, 0))...)
+			},
+			want: []expect{{"webhooks-served", "widgets", checks.Fail, `CA "old-ca" expired`}},
+		},
+		{
+			name: "caBundle expiring within 30 days",
+			tweak: func(t *testing.T, w *world) {
+				w.vwcs[0].Webhooks[0].ClientConfig.CABundle = caPEM(t, "soon-ca", judgeAt.Add(10*24*time.Hour))
+			},
+			want: []expect{{"webhooks-served", "widgets", checks.Warn, `CA "soon-ca" expires at 2026-06-11T12:00:00Z, in 240h0m0s`}},
+		},
+		{
+			name: "caBundle expiring in 31 days",
+			tweak: func(t *testing.T, w *world) {
+				w.vwcs[0].Webhooks[0].ClientConfig.CABundle = caPEM(t, "ok-ca", judgeAt.Add(31*24*time.Hour))
+			},
+			want: []expect{{"webhooks-served", "widgets", checks.Pass, "valid CA bundles"}},
+		},
+		{
+			name: "webhook reached by URL",
+			tweak: func(t *testing.T, w *world) {
+				cc := &w.vwcs[0].Webhooks[0].ClientConfig
+				cc.Service, cc.URL = nil, ptr("https://widgets.example.com/validate")
+			},
+			want: []expect{{"webhooks-served", "widgets", checks.Warn, "is reached by URL https://widgets.example.com/validate"}},
+		},
+		{
+			name: "webhook endpoint not ready",
+			tweak: func(t *testing.T, w *world) {
+				w.slice.Endpoints[0].Conditions.Ready = ptr(false)
+			},
+			want: []expect{{"webhooks-served", "widgets", checks.Fail, "Service demo-system/widget-webhook has no ready endpoint"}},
+		},
+		{
+			name: "webhook endpoint without a ready condition counts as ready",
+			tweak: func(t *testing.T, w *world) {
+				w.slice.Endpoints[0].Conditions.Ready = nil
+			},
+			want: []expect{{"webhooks-served", "widgets", checks.Pass, "their Services have ready endpoints"}},
+		},
+		{
+			name:  "webhook Service without EndpointSlice",
+			tweak: func(t *testing.T, w *world) { w.slice = nil },
+			want:  []expect{{"webhooks-served", "widgets", checks.Fail, "has no ready endpoint"}},
+		},
+		{
+			name:  "named webhook configuration not registered",
+			tweak: func(t *testing.T, w *world) { w.vwcs = nil },
+			want:  []expect{{"webhooks-served", "widgets", checks.Fail, "webhook configuration widget-webhook is not registered"}},
+		},
+		{
+			name: "webhook configuration found by its rules",
+			tweak: func(t *testing.T, w *world) {
+				vw := serviceWebhook("default.widgets.demo.example.com", caPEM(t, "widget-ca", judgeAt.AddDate(1, 0, 0)))
+				w.mwcs = []*admissionregistrationv1.MutatingWebhookConfiguration{{
+					ObjectMeta: metav1.ObjectMeta{Name: "widget-defaulter"},
+					Webhooks: []admissionregistrationv1.MutatingWebhook{{Name: vw.Name, ClientConfig: vw.ClientConfig, Rules: vw.Rules,
+						SideEffects: vw.SideEffects, AdmissionReviewVersions: vw.AdmissionReviewVersions}},
+				}}
+				// A configuration for someone else is not the operator's.
+				other := serviceWebhook("other.example.org", nil)
+				other.Rules[0].APIGroups = []string{"example.org"}
+				w.vwcs = append(w.vwcs, &admissionregistrationv1.ValidatingWebhookConfiguration{
+					ObjectMeta: metav1.ObjectMeta{Name: "unrelated"},
+					Webhooks:   []admissionregistrationv1.ValidatingWebhook{other},
+				})
+			},
+			want: []expect{{"webhooks-served", "widgets", checks.Pass, "2 webhooks in 2 configurations registered"}},
+		},
+
+		// crs-reconciled
+		{
+			name: "custom resource Ready=Unknown",
+			tweak: func(t *testing.T, w *world) {
+				require.NoError(t, unstructured.SetNestedSlice(w.widgets[0].Object, []any{
+					map[string]any{"type": "Ready", "status": "Unknown", "reason": "Reconciling"},
+				}, "status", "conditions"))
+			},
+			want: []expect{{"crs-reconciled", "widgets", checks.Fail, "1 of 1 custom resource not reconciled: Widget apps/w1: Ready=Unknown Reconciling"}},
+		},
+		{
+			name: "custom resource without status",
+			tweak: func(t *testing.T, w *world) {
+				unstructured.RemoveNestedField(w.widgets[0].Object, "status")
+			},
+			want: []expect{{"crs-reconciled", "widgets", checks.Fail, "Widget apps/w1: Ready absent"}},
+		},
+		{
+			name: "custom resource observedGeneration behind",
+			tweak: func(t *testing.T, w *world) {
+				w.widgets[0].SetGeneration(3)
+			},
+			want: []expect{{"crs-reconciled", "widgets", checks.Fail, "observedGeneration 2 behind generation 3"}},
+		},
+		{
+			name:  "no custom resource",
+			tweak: func(t *testing.T, w *world) { w.widgets = nil },
+			want:  []expect{{"crs-reconciled", "widgets", checks.Fail, "no widgets.demo.example.com exists"}},
+		},
+		{
+			name: "child Deployment not owned by the resource",
+			tweak: func(t *testing.T, w *world) {
+				w.childDeploy.OwnerReferences = owner("Widget", "w0", "uid-someone-else")
+			},
+			want: []expect{{"crs-reconciled", "widgets", checks.Fail, "owns no Deployment, owns no Pod"}},
+		},
+		{
+			name: "child Deployment not Available",
+			tweak: func(t *testing.T, w *world) {
+				w.childDeploy.Status.Conditions[0].Status = corev1.ConditionFalse
+			},
+			want: []expect{{"crs-reconciled", "widgets", checks.Fail, "Deployment w1-server Available=False"}},
+		},
+		{
+			name:  "child Service missing",
+			tweak: func(t *testing.T, w *world) { w.childService = nil },
+			want:  []expect{{"crs-reconciled", "widgets", checks.Fail, "owns no Service"}},
+		},
+		{
+			name: "child pod not Ready",
+			tweak: func(t *testing.T, w *world) {
+				w.childPod.Status.Conditions[1].Status = corev1.ConditionUnknown
+			},
+			want: []expect{{"crs-reconciled", "widgets", checks.Fail, "none of its 1 pod(s) Running and Ready"}},
+		},
+		{
+			name: "child pod labelled for another resource",
+			tweak: func(t *testing.T, w *world) {
+				w.childPod.Labels = map[string]string{widgetLabel: "w2"}
+			},
+			want: []expect{{"crs-reconciled", "widgets", checks.Fail, "owns no Pod"}},
+		},
+		{
+			name: "unhealthy resources are reported, healthy ones counted",
+			tweak: func(t *testing.T, w *world) {
+				w2 := w.widgets[0].DeepCopy()
+				w2.SetName("w2")
+				w2.SetUID("uid-w2")
+				w.widgets = append(w.widgets, w2)
+			},
+			want: []expect{{"crs-reconciled", "widgets", checks.Fail, "1 of 2 custom resources not reconciled: Widget apps/w2: owns no Deployment"}},
+		},
+
+		// gpu-allocatable
+		{
+			name: "GPU node Ready=Unknown",
+			tweak: func(t *testing.T, w *world) {
+				w.nodes[1].Status.Conditions[0] = corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionUnknown,
+					Reason: "NodeStatusUnknown", Message: "Kubelet stopped posting node status."}
+			},
+			want: []expect{{"gpu-allocatable", "", checks.Fail, "node gpu-node-1 is not Ready (Ready=Unknown: NodeStatusUnknown Kubelet stopped posting node status.)"}},
+		},
+		{
+			name:  "GPU node without a Ready condition",
+			tweak: func(t *testing.T, w *world) { w.nodes[1].Status.Conditions = nil },
+			want:  []expect{{"gpu-allocatable", "", checks.Fail, "node gpu-node-1 is not Ready (Ready=Unknown: no Ready condition)"}},
+		},
+		{
+			name: "GPU capacity but nothing allocatable",
+			tweak: func(t *testing.T, w *world) {
+				w.nodes[1].Status.Allocatable["nvidia.com/gpu"] = resource.MustParse("0")
+			},
+			want: []expect{{"gpu-allocatable", "", checks.Fail, "node gpu-node-1 has nvidia.com/gpu allocatable 0 of capacity 8"}},
+		},
+		{
+			name: "GPU capacity, allocatable not advertised",
+			tweak: func(t *testing.T, w *world) {
+				delete(w.nodes[1].Status.Allocatable, "nvidia.com/gpu")
+			},
+			want: []expect{{"gpu-allocatable", "", checks.Fail, "allocatable 0 of capacity 8"}},
+		},
+		{
+			name: "MIG, AMD, Intel and Gaudi resources are accelerators",
+			tweak: func(t *testing.T, w *world) {
+				w.nodes = append(w.nodes,
+					node("mig-node-1", corev1.ConditionTrue, corev1.ResourceList{"nvidia.com/mig-1g.10gb": resource.MustParse("7")}),
+					node("amd-node-1", corev1.ConditionTrue, corev1.ResourceList{"amd.com/gpu": resource.MustParse("4")}),
+					node("intel-node-1", corev1.ConditionTrue, corev1.ResourceList{"gpu.intel.com/i915": resource.MustParse("1")}),
+					node("gaudi-node-1", corev1.ConditionTrue, corev1.ResourceList{"habana.ai/gaudi": resource.MustParse("8")}),
+				)
+			},
+			want: []expect{{"gpu-allocatable", "", checks.Pass, "5 GPU nodes Ready with accelerators allocatable"}},
+		},
+		{
+			name: "MIG node with nothing allocatable fails",
+			tweak: func(t *testing.T, w *world) {
+				n := node("mig-node-1", corev1.ConditionTrue, corev1.ResourceList{"nvidia.com/mig-1g.10gb": resource.MustParse("7")})
+				n.Status.Allocatable["nvidia.com/mig-1g.10gb"] = resource.MustParse("0")
+				w.nodes = append(w.nodes, n)
+			},
+			want: []expect{{"gpu-allocatable", "", checks.Fail, "node mig-node-1 has nvidia.com/mig-1g.10gb allocatable 0 of capacity 7"}},
+		},
+		{
+			name: "resources that are not accelerators",
+			tweak: func(t *testing.T, w *world) {
+				w.nodes = []*corev1.Node{
+					node("cpu-node-1", corev1.ConditionTrue, nil),
+					node("fpga-node-1", corev1.ConditionTrue, corev1.ResourceList{"xilinx.com/fpga": resource.MustParse("1"), "nvidia.com/gpu.shared": resource.MustParse("1")}),
+				}
+			},
+			want: []expect{{"gpu-allocatable", "", checks.Skip, "none of 2 nodes advertises an accelerator resource"}},
+		},
+		{
+			name:  "no node at all",
+			tweak: func(t *testing.T, w *world) { w.nodes = nil },
+			want:  []expect{{"gpu-allocatable", "", checks.Skip, "none of 0 nodes advertises"}},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			if tc.tweak != nil {
+				tc.tweak(t, w)
+			}
+			out := w.serve().run([]*checks.Profile{widgetProfile(t)})
+			require.Len(t, out.Results, len(checks.Registry()))
+			for _, want := range tc.want {
+				r := result(t, out, want.check, want.operator)
+				assert.Equal(t, want.status, r.Status, "%s/%s: %s", want.check, want.operator, r.Reason)
+				assert.Contains(t, r.Reason, want.reason, "%s/%s", want.check, want.operator)
+			}
+			// A row breaks one thing: every check it does not name still
+			// passes, so each row shows what it meant to.
+			named := map[string]bool{}
+			for _, want := range tc.want {
+				named[want.check] = true
+			}
+			for _, r := range out.Results {
+				if !named[r.Check.ID] {
+					assert.Equal(t, checks.Pass, r.Status, "%s/%s: %s", r.Check.ID, r.Operator, r.Reason)
+				}
+			}
+		})
+	}
+}
+
+func TestGPUAllocatableDetailsOnFakeCluster(t *testing.T) {
+	w := newWorld(t)
+	w.nodes = append(w.nodes, node("mig-node-1", corev1.ConditionTrue, corev1.ResourceList{"nvidia.com/mig-1g.10gb": resource.MustParse("7")}))
+	out := w.serve().run([]*checks.Profile{widgetProfile(t)})
+	r := result(t, out, "gpu-allocatable", "")
+	require.Equal(t, checks.Pass, r.Status, r.Reason)
+
+	// What is requested counts non-terminated pods on that node only, init
+	// containers and limit-only requests as the scheduler does.
+	require.NotNil(t, r.Table)
+	assert.Equal(t, [][]string{
+		{"gpu-node-1", "True", "nvidia.com/gpu", "8", "8", "4"},
+		{"mig-node-1", "True", "nvidia.com/mig-1g.10gb", "7", "7", "0"},
+	}, r.Table.Rows)
+
+	// Custom columns are printed client side from the objects, so even a
+	// client that cannot render Tables shows them.
+	var cols *checks.Step
+	for i, s := range r.Evidence {
+		if strings.Contains(s.Command, "custom-columns") {
+			cols = &r.Evidence[i]
+		}
+	}
+	require.NotNil(t, cols)
+	assert.Equal(t, `kubectl get nodes gpu-node-1 mig-node-1 -o 'custom-columns=NAME:.metadata.name,`+
+		`GPU_CAPACITY:.status.capacity.nvidia\.com/gpu,GPU_ALLOCATABLE:.status.allocatable.nvidia\.com/gpu,`+
+		`MIG-1G.10GB_CAPACITY:.status.capacity.nvidia\.com/mig-1g\.10gb,MIG-1G.10GB_ALLOCATABLE:.status.allocatable.nvidia\.com/mig-1g\.10gb'`,
+		cols.Command)
+	assert.Equal(t, ""+
+		"NAME         GPU_CAPACITY   GPU_ALLOCATABLE   MIG-1G.10GB_CAPACITY   MIG-1G.10GB_ALLOCATABLE\n"+
+		"gpu-node-1   8              8                 <none>                 <none>\n"+
+		"mig-node-1   <none>         <none>            7                      7\n", cols.Output)
+
+	// Evidence a fake cannot render says so; it is never dropped.
+	for _, s := range r.Evidence {
+		assert.False(t, s.CapturedAt.IsZero(), s.Command)
+		if s != *cols {
+			assert.Contains(t, s.Output, "cannot render server-side Tables", s.Command)
+		}
+	}
+}
+
+// forbidden makes the fake refuse a verb on a resource, as RBAC does.
+func forbidden(group, res string) k8stesting.ReactionFunc {
+	return func(a k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: group, Resource: res}, "",
+			errors.New(`User "auditor" cannot `+a.GetVerb()+` resource "`+res+`"`))
+	}
+}
+
+// A refused read is Error, never Pass, and says which verb on which
+// resource was refused.
+func TestForbiddenIsError(t *testing.T) {
+	type refusal struct {
+		client string // kube, ext or dyn
+		group  string
+		res    string
+	}
+	tests := []struct {
+		name    string
+		refuse  refusal
+		errored []expect
+	}{
+		{
+			name:   "list nodes",
+			refuse: refusal{"kube", "", "nodes"},
+			errored: []expect{
+				{"gpu-allocatable", "", checks.Error, "list nodes.v1: nodes is forbidden"},
+			},
+		},
+		{
+			name:   "list pods",
+			refuse: refusal{"kube", "", "pods"},
+			errored: []expect{
+				{"controller-ready", "widgets", checks.Error, "list pods.v1 in namespace demo-system with labels app=widget-controller: pods is forbidden"},
+				{"crs-reconciled", "widgets", checks.Error, "list pods.v1 with labels demo.example.com/widget: pods is forbidden"},
+				{"gpu-allocatable", "", checks.Error, "pods on node gpu-node-1: list pods.v1 with fields spec.nodeName=gpu-node-1: pods is forbidden"},
+			},
+		},
+		{
+			name:   "list deployments",
+			refuse: refusal{"kube", "apps", "deployments"},
+			errored: []expect{
+				{"controller-ready", "widgets", checks.Error, "list deployments.v1.apps in namespace demo-system"},
+				{"crs-reconciled", "widgets", checks.Error, "deployments.apps is forbidden"},
+			},
+		},
+		{
+			name:   "list replicasets",
+			refuse: refusal{"kube", "apps", "replicasets"},
+			errored: []expect{
+				{"crs-reconciled", "widgets", checks.Error, "list replicasets.v1.apps with labels demo.example.com/widget: replicasets.apps is forbidden"},
+			},
+		},
+		{
+			name:   "list services",
+			refuse: refusal{"kube", "", "services"},
+			errored: []expect{
+				{"crs-reconciled", "widgets", checks.Error, "list services.v1 with labels demo.example.com/widget: services is forbidden"},
+			},
+		},
+		{
+			name:   "list validatingwebhookconfigurations",
+			refuse: refusal{"kube", "admissionregistration.k8s.io", "validatingwebhookconfigurations"},
+			errored: []expect{
+				{"webhooks-served", "widgets", checks.Error, "list validatingwebhookconfigurations.v1.admissionregistration.k8s.io: validatingwebhookconfigurations.admissionregistration.k8s.io is forbidden"},
+			},
+		},
+		{
+			name:   "list mutatingwebhookconfigurations",
+			refuse: refusal{"kube", "admissionregistration.k8s.io", "mutatingwebhookconfigurations"},
+			errored: []expect{
+				{"webhooks-served", "widgets", checks.Error, "list mutatingwebhookconfigurations.v1.admissionregistration.k8s.io"},
+			},
+		},
+		{
+			name:   "list endpointslices",
+			refuse: refusal{"kube", "discovery.k8s.io", "endpointslices"},
+			errored: []expect{
+				{"webhooks-served", "widgets", checks.Error, "list endpointslices.v1.discovery.k8s.io in namespace demo-system with labels kubernetes.io/service-name=widget-webhook: endpointslices.discovery.k8s.io is forbidden"},
+			},
+		},
+		{
+			name:   "list the custom resources",
+			refuse: refusal{"dyn", widgetGroup, "widgets"},
+			errored: []expect{
+				{"crs-reconciled", "widgets", checks.Error, "list widgets.v1.demo.example.com: widgets.demo.example.com is forbidden"},
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newWorld(t).serve()
+			react := forbidden(tc.refuse.group, tc.refuse.res)
+			switch tc.refuse.client {
+			case "kube":
+				f.kube.PrependReactor("list", tc.refuse.res, react)
+			case "ext":
+				f.ext.PrependReactor("list", tc.refuse.res, react)
+			case "dyn":
+				f.dyn.PrependReactor("list", tc.refuse.res, react)
+			}
+			out := f.run([]*checks.Profile{widgetProfile(t)})
+			errored := map[string]bool{}
+			for _, want := range tc.errored {
+				r := result(t, out, want.check, want.operator)
+				errored[want.check] = true
+				assert.Equal(t, checks.Error, r.Status, "%s/%s: %s", want.check, want.operator, r.Reason)
+				assert.Contains(t, r.Reason, want.reason, "%s/%s", want.check, want.operator)
+				assert.Contains(t, r.Reason, "forbidden")
+			}
+			// The refusal touches no other check.
+			for _, r := range out.Results {
+				if !errored[r.Check.ID] {
+					assert.Equal(t, checks.Pass, r.Status, "%s/%s: %s", r.Check.ID, r.Operator, r.Reason)
+				}
+			}
+		})
+	}
+
+	t.Run("list customresourcedefinitions", func(t *testing.T) {
+		f := newWorld(t).serve()
+		f.ext.PrependReactor("list", "customresourcedefinitions", forbidden("apiextensions.k8s.io", "customresourcedefinitions"))
+		profiles := append(builtinProfiles(t), widgetProfile(t))
+		out := f.run(profiles)
+		require.Len(t, out.Results, len(perOperatorChecks)*len(profiles)+1)
+		for _, r := range out.Results {
+			if r.Operator == "" {
+				// Nothing cluster-wide needs the CRDs.
+				assert.Equal(t, checks.Pass, r.Status, "%s: %s", r.Check.ID, r.Reason)
+				continue
+			}
+			assert.Equal(t, checks.Error, r.Status, "%s/%s: %s", r.Check.ID, r.Operator, r.Reason)
+			assert.Contains(t, r.Reason, "cannot tell whether")
+			assert.Contains(t, r.Reason, "is installed: list customresourcedefinitions.v1.apiextensions.k8s.io: customresourcedefinitions.apiextensions.k8s.io is forbidden")
+		}
+		for _, d := range out.Detections {
+			assert.False(t, d.Found, d.Profile.Name)
+		}
+		// The requirement must not pass when nothing could be read.
+		v := verdict(t, checks.Evaluate(catalog(t), out), "robust_controller")
+		assert.NotEqual(t, checks.Implemented, v.Status, v.Conclusion)
+		assert.False(t, v.Met(), v.Conclusion)
+	})
+}
+
+// A CRD with neither condition is one CRD not established, not two.
+func TestCRDsEstablishedCountsCRDs(t *testing.T) {
+	w := newWorld(t)
+	w.crds[0].Status.Conditions = nil
+	r := result(t, w.serve().run([]*checks.Profile{widgetProfile(t)}), "crds-established", "widgets")
+	assert.Equal(t, checks.Fail, r.Status)
+	assert.Contains(t, r.Reason, "1 of 1 CRDs not established")
+	assert.NotContains(t, r.Reason, "absent ;", "no trailing space after a condition without reason")
+}
+
+// A snapshot of a cluster replays to the verdicts the cluster gave.
+func TestRecordReplaysTheSameVerdicts(t *testing.T) {
+	w := newWorld(t)
+	w.controllerPod.Status.Conditions[1].Status = corev1.ConditionUnknown
+	w.vwcs[0].Webhooks[0].ClientConfig.CABundle = caPEM(t, "soon-ca", judgeAt.Add(24*time.Hour))
+	f := w.serve()
+	f.kube.PrependReactor("list", "nodes", forbidden("", "nodes"))
+	profiles := []*checks.Profile{widgetProfile(t), absentProfile(t)}
+	ctx := context.Background()
+
+	rec, err := checks.Record(ctx, f.cache(), cluster.Info{Live: true, ServerVersion: "v1.37.2"}, profiles, time.Minute, func() time.Time { return judgeAt })
+	require.NoError(t, err)
+	assert.Equal(t, judgeAt, rec.Cluster.RecordedAt)
+	data, err := rec.Marshal()
+	require.NoError(t, err)
+	replayed, err := cluster.LoadRecording("snapshot", data)
+	require.NoError(t, err)
+
+	opts := checks.RunOptions{Concurrency: 4, Timeout: time.Minute, JudgeAt: func() time.Time { return judgeAt }}
+	live := checks.Run(ctx, f.cache(), profiles, checks.Registry(), opts, fixedNow)
+	replay := checks.Run(ctx, cluster.NewCache(replayed), profiles, checks.Registry(), opts, fixedNow)
+	require.Len(t, replay.Results, len(live.Results))
+	for i, l := range live.Results {
+		r := replay.Results[i]
+		name := l.Check.ID + "/" + l.Operator
+		assert.Equal(t, l.Status, r.Status, name)
+		assert.Equal(t, l.Details, r.Details, name)
+		assert.Equal(t, len(l.Evidence), len(r.Evidence), name)
+	}
+	assert.Equal(t, checks.Fail, result(t, replay, "controller-ready", "widgets").Status)
+	assert.Equal(t, checks.Warn, result(t, replay, "webhooks-served", "widgets").Status)
+	assert.Equal(t, checks.Error, result(t, replay, "gpu-allocatable", "").Status)
+	assert.Contains(t, result(t, replay, "gpu-allocatable", "").Reason, "nodes is forbidden")
+}

@@ -1,0 +1,289 @@
+package checks_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/fixtures"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// perOperatorChecks are the registry's checks that run once per profile.
+var perOperatorChecks = []string{"crds-established", "controller-ready", "webhooks-served", "crs-reconciled"}
+
+// notInstalled are the builtin profiles no recorded scenario installs.
+var notInstalled = []string{"kubeflow-trainer", "kubeflow-training", "kueue"}
+
+type expect struct {
+	check, operator string
+	status          checks.Status
+	// reason is a substring of the result's reason.
+	reason string
+}
+
+type expectVerdict struct {
+	requirement string
+	status      checks.RequirementStatus
+	result      checks.Status
+	// operator carried a per-operator requirement ("" when none did).
+	operator string
+	// conclusion is a substring of the verdict's conclusion.
+	conclusion string
+	// operators are substrings of per-operator verdict reasons.
+	operators map[string]string
+}
+
+// allPass expects every per-operator check of op to pass.
+func allPass(op string) []expect {
+	reasons := map[string]string{
+		"crds-established": "CRDs of",
+		"controller-ready": "Running and Ready",
+		"webhooks-served":  "registered with valid CA bundles",
+		"crs-reconciled":   "reconciled and Ready",
+	}
+	var es []expect
+	for _, id := range perOperatorChecks {
+		es = append(es, expect{id, op, checks.Pass, reasons[id]})
+	}
+	return es
+}
+
+func TestChecksOnRecordedScenarios(t *testing.T) {
+	gpuPass := expect{"gpu-allocatable", "", checks.Pass, "1 GPU node Ready with accelerators allocatable"}
+	tests := []struct {
+		scenario string
+		want     []expect
+		verdicts []expectVerdict
+	}{
+		{
+			scenario: "demo",
+			want: append(append(allPass("kserve"), allPass("kuberay")...),
+				expect{"crds-established", "kserve", checks.Pass, "9 CRDs of serving.kserve.io established"},
+				expect{"crs-reconciled", "kserve", checks.Pass, "InferenceService models/sklearn-iris"},
+				expect{"crs-reconciled", "kuberay", checks.Pass, "RayCluster ray/raycluster-mini"},
+				expect{"webhooks-served", "kserve", checks.Pass, "7 webhooks in 5 configurations"},
+				gpuPass),
+			verdicts: []expectVerdict{
+				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kserve",
+					conclusion: "KServe meets it", operators: map[string]string{"kserve": "every check passed", "kuberay": "every check passed", "kueue": "not installed"}},
+				{requirement: "gpu_nodes_allocatable", status: checks.Implemented, result: checks.Pass, conclusion: "1 GPU node Ready"},
+			},
+		},
+		{
+			scenario: "controller-crashloop",
+			want: append(allPass("kuberay"),
+				expect{"crds-established", "kserve", checks.Pass, "CRDs of serving.kserve.io established"},
+				expect{"controller-ready", "kserve", checks.Fail, "CrashLoopBackOff"},
+				expect{"controller-ready", "kserve", checks.Fail, "Deployment kserve-controller-manager: Available is False MinimumReplicasUnavailable"},
+				expect{"controller-ready", "kserve", checks.Fail, "is not Ready"},
+				expect{"webhooks-served", "kserve", checks.Fail, "Service kserve/kserve-webhook-server-service has no ready endpoint"},
+				gpuPass),
+			verdicts: []expectVerdict{
+				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kuberay",
+					conclusion: "KubeRay meets it", operators: map[string]string{
+						"kserve":  "controller-ready: Deployment kserve-controller-manager",
+						"kuberay": "every check passed",
+					}},
+				{requirement: "gpu_nodes_allocatable", status: checks.Implemented, result: checks.Pass},
+			},
+		},
+		{
+			scenario: "webhook-no-endpoints",
+			want: append(allPass("kuberay"),
+				expect{"crds-established", "kserve", checks.Pass, "established"},
+				expect{"controller-ready", "kserve", checks.Pass, "1 pod Running and Ready"},
+				expect{"webhooks-served", "kserve", checks.Fail, "kserve-webhook-server-service has no ready endpoint"},
+				expect{"crs-reconciled", "kserve", checks.Pass, "reconciled"},
+				gpuPass),
+			verdicts: []expectVerdict{
+				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kuberay",
+					operators: map[string]string{"kserve": "webhooks-served: Service kserve/kserve-webhook-server-service has no ready endpoint"}},
+			},
+		},
+		{
+			scenario: "cr-unknown",
+			want: append(allPass("kuberay"),
+				expect{"controller-ready", "kserve", checks.Pass, "Running and Ready"},
+				expect{"webhooks-served", "kserve", checks.Pass, "registered"},
+				expect{"crs-reconciled", "kserve", checks.Fail, "InferenceService models/sklearn-iris: Ready=Unknown"},
+				expect{"crs-reconciled", "kserve", checks.Fail, "Deployment sklearn-iris-predictor Available=False"},
+				expect{"crs-reconciled", "kserve", checks.Fail, "none of its 1 pod(s) Running and Ready"},
+				gpuPass),
+			verdicts: []expectVerdict{
+				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kuberay",
+					operators: map[string]string{"kserve": "crs-reconciled: 1 of 1 custom resource not reconciled"}},
+			},
+		},
+		{
+			scenario: "gpu-notready",
+			want: append(append(allPass("kserve"), allPass("kuberay")...),
+				expect{"gpu-allocatable", "", checks.Fail, "node gpu-node-1 is not Ready (Ready=Unknown: NodeStatusUnknown"}),
+			verdicts: []expectVerdict{
+				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kserve"},
+				{requirement: "gpu_nodes_allocatable", status: checks.NotImplemented, result: checks.Fail,
+					conclusion: "gpu-allocatable: node gpu-node-1 is not Ready"},
+			},
+		},
+		{
+			scenario: "no-operator",
+			want:     []expect{gpuPass},
+			verdicts: []expectVerdict{
+				{requirement: "robust_controller", status: checks.NotImplemented, result: checks.Fail,
+					conclusion: "no AI operator with CRDs was found (looked for: KServe, Kubeflow Trainer, Kubeflow Training Operator, KubeRay, Kueue)",
+					operators:  map[string]string{"kserve": "not installed", "kuberay": "not installed"}},
+				{requirement: "gpu_nodes_allocatable", status: checks.Implemented, result: checks.Pass},
+			},
+		},
+		{
+			scenario: "crd-missing",
+			want: append(allPass("kuberay"),
+				expect{"crds-established", "kserve", checks.Fail, "inferenceservices.serving.kserve.io is missing"},
+				expect{"controller-ready", "kserve", checks.Pass, "Running and Ready"},
+				expect{"crs-reconciled", "kserve", checks.Fail, "CRD inferenceservices.serving.kserve.io not installed"},
+				gpuPass),
+			verdicts: []expectVerdict{
+				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kuberay",
+					operators: map[string]string{"kserve": "crds-established: 1 of 9 CRDs not established: inferenceservices.serving.kserve.io is missing"}},
+			},
+		},
+		{
+			scenario: "forbidden-nodes",
+			want: append(append(allPass("kserve"), allPass("kuberay")...),
+				expect{"gpu-allocatable", "", checks.Error, "forbidden"},
+				expect{"gpu-allocatable", "", checks.Error, `cannot list resource "nodes"`}),
+			verdicts: []expectVerdict{
+				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kserve"},
+				{requirement: "gpu_nodes_allocatable", status: checks.NotImplemented, result: checks.Error,
+					conclusion: "could not be fully evaluated: gpu-allocatable: nodes is forbidden"},
+			},
+		},
+	}
+
+	covered := map[string]bool{}
+	for _, tc := range tests {
+		t.Run(tc.scenario, func(t *testing.T) {
+			covered[tc.scenario] = true
+			out, info := runFixture(t, tc.scenario)
+
+			for _, w := range tc.want {
+				r := result(t, out, w.check, w.operator)
+				assert.Equal(t, w.status, r.Status, "%s/%s: %s", w.check, w.operator, r.Reason)
+				assert.Contains(t, r.Reason, w.reason, "%s/%s", w.check, w.operator)
+			}
+
+			// Operators the scenario does not install are skipped, and say why.
+			skipped := notInstalled
+			if tc.scenario == "no-operator" {
+				skipped = append([]string{"kserve", "kuberay"}, notInstalled...)
+			}
+			for _, op := range skipped {
+				for _, id := range perOperatorChecks {
+					r := result(t, out, id, op)
+					assert.Equal(t, checks.Skip, r.Status, "%s/%s", id, op)
+					assert.Contains(t, r.Reason, "is not installed: the cluster serves no")
+					assert.Empty(t, r.Evidence, "%s/%s: a skipped check reads nothing", id, op)
+				}
+			}
+
+			// Every result is complete, and its evidence was replayed from
+			// the recording, not improvised.
+			for _, r := range out.Results {
+				name := r.Check.ID + "/" + r.Operator
+				assert.NotEmpty(t, r.Reason, name)
+				assert.False(t, r.Started.IsZero(), name)
+				assert.False(t, r.Finished.IsZero(), name)
+				for _, s := range r.Evidence {
+					assert.True(t, strings.HasPrefix(s.Command, "kubectl get "), "%s: %s", name, s.Command)
+					if r.Status != checks.Error {
+						assert.NotContains(t, s.Output, "error:", "%s: %s", name, s.Command)
+						assert.NotContains(t, s.Output, "holds no answer", "%s: %s", name, s.Command)
+					}
+					assert.False(t, s.CapturedAt.IsZero(), "%s: %s", name, s.Command)
+					// Captured while the scenario was being recorded.
+					assert.WithinDuration(t, info.RecordedAt, s.CapturedAt, time.Minute, name)
+					assert.Equal(t, "UTC", s.CapturedAt.Location().String(), name)
+				}
+				if r.Status == checks.Pass || r.Status == checks.Warn {
+					assert.NotEmpty(t, r.Evidence, "%s: a pass without evidence", name)
+				}
+			}
+
+			vs := checks.Evaluate(catalog(t), out)
+			for _, w := range tc.verdicts {
+				v := verdict(t, vs, w.requirement)
+				assert.Equal(t, w.status, v.Status, "%s: %s", w.requirement, v.Conclusion)
+				assert.Equal(t, w.result, v.Result, "%s: %s", w.requirement, v.Conclusion)
+				assert.Equal(t, w.operator, v.Operator, w.requirement)
+				assert.Contains(t, v.Conclusion, w.conclusion, w.requirement)
+				for op, reason := range w.operators {
+					assert.Contains(t, operatorVerdict(t, v, op).Reason, reason, "%s: %s", w.requirement, op)
+				}
+			}
+		})
+	}
+
+	t.Run("every fixture has a row", func(t *testing.T) {
+		for _, name := range fixtures.Names() {
+			assert.True(t, covered[name], "fixture %s is not covered by this test", name)
+		}
+	})
+}
+
+// The Ready=Unknown custom resource must never be taken for reconciled, and
+// the crash-looping controller's reasons must all be reported.
+func TestRecordedScenarioDetails(t *testing.T) {
+	t.Run("cr-unknown never passes", func(t *testing.T) {
+		out, _ := runFixture(t, "cr-unknown")
+		r := result(t, out, "crs-reconciled", "kserve")
+		assert.NotEqual(t, checks.Pass, r.Status)
+		assert.Contains(t, strings.Join(r.Details, "\n"), "Ready=Unknown")
+		// The unhealthy resource's children are shown.
+		require.Len(t, r.Evidence, 2)
+		assert.Equal(t, "kubectl get deploy,svc,pods -n models -l serving.kserve.io/inferenceservice=sklearn-iris", r.Evidence[1].Command)
+		assert.Contains(t, r.Evidence[1].Output, "ContainerCreating")
+	})
+	t.Run("controller-crashloop details", func(t *testing.T) {
+		out, _ := runFixture(t, "controller-crashloop")
+		r := result(t, out, "controller-ready", "kserve")
+		require.Equal(t, checks.Fail, r.Status)
+		details := strings.Join(r.Details, "\n")
+		// The restart happened minutes before the recording: a warning
+		// detail beside the failures.
+		assert.Contains(t, details, "restarted 7 times")
+		assert.Contains(t, details, "CrashLoopBackOff")
+		assert.Contains(t, r.Versions, "kserve/kserve-controller:v0.15.0")
+		require.NotEmpty(t, r.Evidence)
+		assert.Equal(t, "kubectl get deploy,pods -n kserve -l control-plane=kserve-controller-manager -o wide", r.Evidence[0].Command)
+		assert.Contains(t, r.Evidence[0].Output, "CrashLoopBackOff")
+	})
+	t.Run("gpu summary table", func(t *testing.T) {
+		out, _ := runFixture(t, "demo")
+		r := result(t, out, "gpu-allocatable", "")
+		require.NotNil(t, r.Table)
+		assert.Equal(t, []string{"NODE", "READY", "RESOURCE", "CAPACITY", "ALLOCATABLE", "REQUESTED"}, r.Table.Header)
+		assert.Equal(t, [][]string{{"gpu-node-1", "True", "nvidia.com/gpu", "8", "8", "1"}}, r.Table.Rows)
+		var commands []string
+		for _, s := range r.Evidence {
+			commands = append(commands, s.Command)
+		}
+		assert.Equal(t, []string{
+			"kubectl get nodes gpu-node-1 -o wide",
+			`kubectl get nodes gpu-node-1 -o 'custom-columns=NAME:.metadata.name,GPU_CAPACITY:.status.capacity.nvidia\.com/gpu,GPU_ALLOCATABLE:.status.allocatable.nvidia\.com/gpu'`,
+			"kubectl get pods -A --field-selector spec.nodeName=gpu-node-1",
+		}, commands)
+		assert.Equal(t, "NAME         GPU_CAPACITY   GPU_ALLOCATABLE\ngpu-node-1   8              8\n", r.Evidence[1].Output)
+	})
+	t.Run("replays are deterministic", func(t *testing.T) {
+		a, _ := runFixture(t, "controller-crashloop")
+		b, _ := runFixture(t, "controller-crashloop")
+		require.Len(t, b.Results, len(a.Results))
+		for i := range a.Results {
+			assert.Equal(t, a.Results[i].Status, b.Results[i].Status)
+			assert.Equal(t, a.Results[i].Reason, b.Results[i].Reason)
+			assert.Equal(t, a.Results[i].Evidence, b.Results[i].Evidence)
+		}
+	})
+}

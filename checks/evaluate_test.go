@@ -1,0 +1,321 @@
+package checks_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/aiconform/aiconform/checks"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestWorst(t *testing.T) {
+	// From best to worst; Skip says nothing either way.
+	order := []checks.Status{checks.Skip, checks.Pass, checks.Warn, checks.Fail, checks.Error}
+	for i, a := range order {
+		for j, b := range order {
+			want := a
+			if j > i {
+				want = b
+			}
+			assert.Equal(t, want, checks.Worst(a, b), "Worst(%s, %s)", a, b)
+		}
+	}
+	// An unknown status ranks with Skip and yields to anything.
+	assert.Equal(t, checks.Pass, checks.Worst(checks.Status("bogus"), checks.Pass))
+	assert.Equal(t, checks.Skip, checks.Worst(checks.Skip, checks.Status("")))
+}
+
+func res(id, op string, s checks.Status, reason string) checks.Result {
+	return checks.Result{Check: checks.Meta{ID: id, Title: "Check " + id}, Operator: op, Status: s, Reason: reason}
+}
+
+var clusterWide = checks.Requirement{ID: "cluster_req", Level: checks.Must, Checks: []string{"a", "b"}}
+
+func TestEvaluateAll(t *testing.T) {
+	tests := []struct {
+		name       string
+		results    []checks.Result
+		status     checks.RequirementStatus
+		result     checks.Status
+		conclusion string
+	}{
+		{
+			name:       "no check ran",
+			status:     checks.NotImplemented,
+			result:     checks.Error,
+			conclusion: "no check of this requirement was run",
+		},
+		{
+			name:       "all skipped is not applicable",
+			results:    []checks.Result{res("a", "", checks.Skip, "no GPU node"), res("b", "", checks.Skip, "nothing")},
+			status:     checks.NotApplicable,
+			result:     checks.Skip,
+			conclusion: "not applicable: no GPU node",
+		},
+		{
+			name:       "pass and skip",
+			results:    []checks.Result{res("a", "", checks.Pass, "a fine"), res("b", "", checks.Skip, "b n/a")},
+			status:     checks.Implemented,
+			result:     checks.Pass,
+			conclusion: "a fine; b n/a",
+		},
+		{
+			name:       "warn counts as met",
+			results:    []checks.Result{res("a", "", checks.Pass, "a fine"), res("b", "", checks.Warn, "b soon expires")},
+			status:     checks.Implemented,
+			result:     checks.Warn,
+			conclusion: "a fine; b soon expires",
+		},
+		{
+			name:       "pass and fail",
+			results:    []checks.Result{res("a", "", checks.Pass, "a fine"), res("b", "", checks.Fail, "b broken")},
+			status:     checks.PartiallyImplemented,
+			result:     checks.Fail,
+			conclusion: "b: b broken",
+		},
+		{
+			name:       "all fail",
+			results:    []checks.Result{res("a", "", checks.Fail, "a broken"), res("b", "", checks.Fail, "b broken")},
+			status:     checks.NotImplemented,
+			result:     checks.Fail,
+			conclusion: "a: a broken; b: b broken",
+		},
+		{
+			name:       "pass and error",
+			results:    []checks.Result{res("a", "", checks.Pass, "a fine"), res("b", "", checks.Error, "forbidden")},
+			status:     checks.PartiallyImplemented,
+			result:     checks.Error,
+			conclusion: "could not be fully evaluated: b: forbidden",
+		},
+		{
+			name:       "error only",
+			results:    []checks.Result{res("a", "", checks.Error, "list nodes: forbidden")},
+			status:     checks.NotImplemented,
+			result:     checks.Error,
+			conclusion: "could not be fully evaluated: a: list nodes: forbidden",
+		},
+		{
+			name:       "skip and error",
+			results:    []checks.Result{res("a", "", checks.Skip, "n/a"), res("b", "", checks.Error, "timeout")},
+			status:     checks.NotImplemented,
+			result:     checks.Error,
+			conclusion: "could not be fully evaluated: b: timeout",
+		},
+		{
+			name:       "fail and error",
+			results:    []checks.Result{res("a", "", checks.Fail, "broken"), res("b", "", checks.Error, "timeout")},
+			status:     checks.NotImplemented,
+			result:     checks.Error,
+			conclusion: "could not be fully evaluated: a: broken; b: timeout",
+		},
+		{
+			name:       "results of other checks are not counted",
+			results:    []checks.Result{res("a", "", checks.Pass, "a fine"), res("z", "", checks.Fail, "other requirement")},
+			status:     checks.Implemented,
+			result:     checks.Pass,
+			conclusion: "a fine",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			vs := checks.Evaluate([]checks.Requirement{clusterWide}, checks.Outcome{Results: tc.results})
+			require.Len(t, vs, 1)
+			v := vs[0]
+			assert.Equal(t, tc.status, v.Status)
+			assert.Equal(t, tc.result, v.Result)
+			assert.Equal(t, tc.conclusion, v.Conclusion)
+			assert.Empty(t, v.Operator)
+			assertErrorNeverImplemented(t, v)
+		})
+	}
+}
+
+// assertErrorNeverImplemented: a requirement one of whose checks could not
+// be evaluated is never reported as met.
+func assertErrorNeverImplemented(t *testing.T, v checks.Verdict) {
+	t.Helper()
+	for _, r := range v.Results {
+		if r.Status == checks.Error && v.Operator == "" {
+			assert.NotEqual(t, checks.Implemented, v.Status, "an Error made %s Implemented", v.Requirement.ID)
+			assert.False(t, v.Met())
+		}
+	}
+	assert.Equal(t, v.Status == checks.Implemented || v.Status == checks.NotApplicable, v.Met(), "Met agrees with %s", v.Status)
+}
+
+var perOperator = checks.Requirement{ID: "op_req", Level: checks.Must, PerOperator: true, Checks: []string{"x", "y"}}
+
+func detections(found ...bool) []checks.Detection {
+	ps := []*checks.Profile{
+		{Name: "alpha", Title: "Alpha"},
+		{Name: "beta", Title: "Beta"},
+		{Name: "gamma", Title: "Gamma"},
+	}
+	var ds []checks.Detection
+	for i, f := range found {
+		ds = append(ds, checks.Detection{Profile: ps[i], Found: f})
+	}
+	return ds
+}
+
+func TestEvaluateOperators(t *testing.T) {
+	tests := []struct {
+		name     string
+		dets     []checks.Detection
+		results  []checks.Result
+		status   checks.RequirementStatus
+		result   checks.Status
+		operator string
+		// conclusion begins the verdict's conclusion, others ends it.
+		conclusion string
+		others     string
+		operators  map[string]checks.Status
+		reasons    map[string]string
+	}{
+		{
+			name: "no operator detected",
+			dets: detections(false, false, false),
+			results: []checks.Result{
+				res("x", "alpha", checks.Skip, "not installed"), res("x", "beta", checks.Skip, "not installed"),
+				res("x", "gamma", checks.Skip, "not installed"),
+			},
+			status:     checks.NotImplemented,
+			result:     checks.Fail,
+			conclusion: "no AI operator with CRDs was found (looked for: Alpha, Beta, Gamma)",
+			operators:  map[string]checks.Status{"alpha": checks.Skip, "beta": checks.Skip, "gamma": checks.Skip},
+			reasons:    map[string]string{"alpha": "not installed"},
+		},
+		{
+			name: "one operator carries it",
+			dets: detections(true, true, false),
+			results: []checks.Result{
+				res("x", "alpha", checks.Fail, "alpha crashed"), res("y", "alpha", checks.Pass, "ok"),
+				res("x", "beta", checks.Pass, "ok"), res("y", "beta", checks.Skip, "no webhooks"),
+				res("x", "gamma", checks.Skip, "not installed"),
+			},
+			status:     checks.Implemented,
+			result:     checks.Pass,
+			operator:   "beta",
+			conclusion: "Beta meets it: ",
+			others:     "(others: Alpha: x: alpha crashed)",
+			operators:  map[string]checks.Status{"alpha": checks.Fail, "beta": checks.Pass, "gamma": checks.Skip},
+			reasons:    map[string]string{"alpha": "x: alpha crashed", "beta": "every check passed", "gamma": "not installed"},
+		},
+		{
+			name: "the first that passes carries it",
+			dets: detections(true, true),
+			results: []checks.Result{
+				res("x", "alpha", checks.Pass, "ok"), res("y", "alpha", checks.Pass, "ok"),
+				res("x", "beta", checks.Pass, "ok"), res("y", "beta", checks.Pass, "ok"),
+			},
+			status:     checks.Implemented,
+			result:     checks.Pass,
+			operator:   "alpha",
+			conclusion: "Alpha meets it: ",
+			others:     "(others: Beta: every check passed)",
+		},
+		{
+			name: "a warning still carries it",
+			dets: detections(true),
+			results: []checks.Result{
+				res("x", "alpha", checks.Warn, "restarted"), res("y", "alpha", checks.Pass, "ok"),
+			},
+			status:   checks.Implemented,
+			result:   checks.Warn,
+			operator: "alpha",
+		},
+		{
+			name: "an Error check never carries it",
+			dets: detections(true),
+			results: []checks.Result{
+				res("x", "alpha", checks.Pass, "ok"), res("y", "alpha", checks.Error, "list pods: forbidden"),
+			},
+			status:     checks.PartiallyImplemented,
+			result:     checks.Error,
+			conclusion: "could not be fully evaluated: no operator passed every check: Alpha: y: list pods: forbidden",
+			operators:  map[string]checks.Status{"alpha": checks.Error},
+		},
+		{
+			name: "every operator fails",
+			dets: detections(true, true),
+			results: []checks.Result{
+				res("x", "alpha", checks.Fail, "alpha broken"), res("y", "alpha", checks.Fail, "alpha worse"),
+				res("x", "beta", checks.Fail, "beta broken"),
+			},
+			status:     checks.NotImplemented,
+			result:     checks.Fail,
+			conclusion: "no operator passed every check: Alpha: x: alpha broken; y: alpha worse; Beta: x: beta broken",
+		},
+		{
+			name: "a failure and an error",
+			dets: detections(true, true),
+			results: []checks.Result{
+				res("x", "alpha", checks.Fail, "alpha broken"),
+				res("x", "beta", checks.Error, "timeout"),
+			},
+			status: checks.NotImplemented,
+			result: checks.Error,
+		},
+		{
+			name: "some checks of some operator passed",
+			dets: detections(true, true),
+			results: []checks.Result{
+				res("x", "alpha", checks.Pass, "ok"), res("y", "alpha", checks.Fail, "alpha broken"),
+				res("x", "beta", checks.Fail, "beta broken"),
+			},
+			status: checks.PartiallyImplemented,
+			result: checks.Fail,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out := checks.Outcome{Detections: tc.dets, Results: tc.results}
+			vs := checks.Evaluate([]checks.Requirement{perOperator}, out)
+			require.Len(t, vs, 1)
+			v := vs[0]
+			assert.Equal(t, tc.status, v.Status, v.Conclusion)
+			assert.Equal(t, tc.result, v.Result, v.Conclusion)
+			assert.Equal(t, tc.operator, v.Operator)
+			assert.True(t, strings.HasPrefix(v.Conclusion, tc.conclusion), "conclusion %q does not begin with %q", v.Conclusion, tc.conclusion)
+			assert.True(t, strings.HasSuffix(v.Conclusion, tc.others), "conclusion %q does not end with %q", v.Conclusion, tc.others)
+			require.Len(t, v.Operators, len(tc.dets), "one verdict per profile")
+			for op, st := range tc.operators {
+				assert.Equal(t, st, operatorVerdict(t, v, op).Verdict, op)
+			}
+			for op, reason := range tc.reasons {
+				assert.Equal(t, reason, operatorVerdict(t, v, op).Reason, op)
+			}
+			assert.Len(t, v.Results, len(tc.results))
+			assertErrorNeverImplemented(t, v)
+			if v.Operator != "" {
+				carrier := operatorVerdict(t, v, v.Operator)
+				assert.Contains(t, []checks.Status{checks.Pass, checks.Warn}, carrier.Verdict)
+			}
+		})
+	}
+}
+
+// When nothing could be judged, the verdict must say so rather than claim
+// that no operator is installed.
+func TestEvaluateOperatorsWhenNothingWasJudged(t *testing.T) {
+	t.Run("the CRD list was refused", func(t *testing.T) {
+		// What Run gives when Detect fails: nothing Found, every per-operator
+		// result Error.
+		out := checks.Outcome{Detections: detections(false, false), Results: []checks.Result{
+			res("x", "alpha", checks.Error, "cannot tell whether Alpha is installed: forbidden"),
+			res("x", "beta", checks.Error, "cannot tell whether Beta is installed: forbidden"),
+		}}
+		v := checks.Evaluate([]checks.Requirement{perOperator}, out)[0]
+		assert.Equal(t, checks.Error, v.Result)
+		assert.NotContains(t, v.Conclusion, "no AI operator with CRDs was found")
+		assert.NotEqual(t, "not installed", operatorVerdict(t, v, "alpha").Reason)
+	})
+	t.Run("an operator is detected but every check skipped", func(t *testing.T) {
+		out := checks.Outcome{Detections: detections(true), Results: []checks.Result{
+			res("x", "alpha", checks.Skip, "Alpha registers no admission webhook"),
+		}}
+		v := checks.Evaluate([]checks.Requirement{perOperator}, out)[0]
+		assert.NotContains(t, v.Conclusion, "no AI operator with CRDs was found")
+	})
+}

@@ -1,0 +1,204 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsfake "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/fake"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+)
+
+// Every built-in resource is read through its typed client and comes back
+// as its Go type, which is what the checks assert.
+func TestLiveListBuiltins(t *testing.T) {
+	meta := func(ns, name string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{"app": "x"}}
+	}
+	objs := []runtime.Object{
+		&corev1.Node{ObjectMeta: meta("", "n1")},
+		&corev1.Namespace{ObjectMeta: meta("", "ns1")},
+		&corev1.Pod{ObjectMeta: meta("ns1", "p1")},
+		&corev1.Service{ObjectMeta: meta("ns1", "s1")},
+		&appsv1.Deployment{ObjectMeta: meta("ns1", "d1")},
+		&appsv1.ReplicaSet{ObjectMeta: meta("ns1", "rs1")},
+		&discoveryv1.EndpointSlice{ObjectMeta: meta("ns1", "es1")},
+		&admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: meta("", "v1")},
+		&admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: meta("", "m1")},
+		// Elsewhere, or not matching the selector: never returned.
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns2", Name: "p2", Labels: map[string]string{"app": "x"}}},
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "p3", Labels: map[string]string{"app": "y"}}},
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: meta("", "crd1")}
+	cr := &unstructured.Unstructured{}
+	cr.SetAPIVersion("serving.kserve.io/v1beta1")
+	cr.SetKind("InferenceService")
+	cr.SetNamespace("ns1")
+	cr.SetName("isvc1")
+	cr.SetLabels(map[string]string{"app": "x"})
+	l := &Live{
+		Kube:          kubefake.NewClientset(objs...),
+		APIExtensions: apiextensionsfake.NewClientset(crd),
+		Dynamic: dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+			map[schema.GroupVersionResource]string{isvcs.GVR: "InferenceServiceList"}, cr),
+		Now: func() time.Time { return t0 },
+	}
+	tests := []struct {
+		res  Resource
+		name string
+		want any
+	}{
+		{Nodes, "n1", &corev1.Node{}},
+		{Namespaces, "ns1", &corev1.Namespace{}},
+		{Pods, "p1", &corev1.Pod{}},
+		{Services, "s1", &corev1.Service{}},
+		{Deployments, "d1", &appsv1.Deployment{}},
+		{ReplicaSets, "rs1", &appsv1.ReplicaSet{}},
+		{EndpointSlices, "es1", &discoveryv1.EndpointSlice{}},
+		{ValidatingWebhookConfigurations, "v1", &admissionregistrationv1.ValidatingWebhookConfiguration{}},
+		{MutatingWebhookConfigurations, "m1", &admissionregistrationv1.MutatingWebhookConfiguration{}},
+		{CRDs, "crd1", &apiextensionsv1.CustomResourceDefinition{}},
+		{isvcs, "isvc1", &unstructured.Unstructured{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.res.String(), func(t *testing.T) {
+			q := Query{Resource: tc.res, LabelSelector: "app=x"}
+			if tc.res.Namespaced {
+				q.Namespace = "ns1"
+			}
+			got, at, err := l.List(context.Background(), q)
+			require.NoError(t, err)
+			assert.Equal(t, t0, at)
+			require.Len(t, got, 1)
+			assert.IsType(t, tc.want, got[0])
+			m, ok := got[0].(metav1.Object)
+			require.True(t, ok)
+			assert.Equal(t, tc.name, m.GetName())
+		})
+	}
+}
+
+// Large lists come page by page and are joined.
+func TestLiveListPages(t *testing.T) {
+	kube := kubefake.NewClientset()
+	var limits []int64
+	kube.PrependReactor("list", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		opts := a.(k8stesting.ListActionImpl).GetListOptions()
+		limits = append(limits, opts.Limit)
+		page := &corev1.PodList{}
+		from := 0
+		if opts.Continue != "" {
+			_, err := fmt.Sscanf(opts.Continue, "from-%d", &from)
+			require.NoError(t, err)
+		}
+		const total = 1234
+		to := min(from+int(opts.Limit), total)
+		for i := from; i < to; i++ {
+			page.Items = append(page.Items, corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "big", Name: fmt.Sprintf("p-%04d", i)}})
+		}
+		if to < total {
+			page.Continue = fmt.Sprintf("from-%d", to)
+		}
+		return true, page, nil
+	})
+	l := &Live{Kube: kube, Now: func() time.Time { return t0 }}
+	got, _, err := l.List(context.Background(), Query{Resource: Pods, Namespace: "big"})
+	require.NoError(t, err)
+	require.Len(t, got, 1234)
+	assert.Equal(t, "p-0000", got[0].(*corev1.Pod).Name)
+	assert.Equal(t, "p-1233", got[1233].(*corev1.Pod).Name)
+	assert.Equal(t, []int64{pageSize, pageSize, pageSize}, limits, "three pages of kubectl's chunk size")
+}
+
+func TestLiveListError(t *testing.T) {
+	kube := kubefake.NewClientset()
+	kube.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", errors.New("no"))
+	})
+	l := &Live{Kube: kube, Now: func() time.Time { return t0 }}
+	_, at, err := l.List(context.Background(), Query{Resource: Pods, Namespace: "kserve", LabelSelector: "app=x"})
+	require.Error(t, err)
+	assert.True(t, apierrors.IsForbidden(err), "the API error survives the wrapping")
+	assert.Equal(t, "list pods.v1 in namespace kserve with labels app=x: pods is forbidden: no", err.Error())
+	assert.Equal(t, t0, at)
+}
+
+func TestLiveInfoErrors(t *testing.T) {
+	t.Run("no kube-system", func(t *testing.T) {
+		l := &Live{Kube: kubefake.NewClientset(), Context: "c"}
+		info, err := l.Info(context.Background())
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "get namespace kube-system")
+		assert.Equal(t, "c", info.Context, "what is known is kept")
+	})
+	t.Run("no version", func(t *testing.T) {
+		kube := kubefake.NewClientset()
+		kube.PrependReactor("get", "version", func(k8stesting.Action) (bool, runtime.Object, error) {
+			return true, nil, errors.New("connection refused")
+		})
+		_, err := (&Live{Kube: kube}).Info(context.Background())
+		require.Error(t, err)
+		assert.Equal(t, "server version: connection refused", err.Error())
+	})
+}
+
+func TestParseTable(t *testing.T) {
+	tb, err := parseTable([]byte(`{"kind":"Table","apiVersion":"meta.k8s.io/v1",` +
+		`"columnDefinitions":[{"name":"Name","type":"string","format":"name"}],` +
+		`"rows":[{"cells":["a"],"object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"a","namespace":"ns"}}}]}`))
+	require.NoError(t, err)
+	require.Len(t, tb.Rows, 1)
+	require.NoError(t, decodeRows(tb))
+	u, ok := tb.Rows[0].Object.Object.(*unstructured.Unstructured)
+	require.True(t, ok)
+	assert.Equal(t, "ns", u.GetNamespace())
+	assert.Equal(t, "a", rowName(tb.Rows[0]))
+
+	_, err = parseTable([]byte(`{"kind":"PodList","apiVersion":"v1","items":[]}`))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `server answered "PodList" where a Table was asked for`)
+
+	_, err = parseTable([]byte(`<html>`))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "decode table")
+
+	bad := &metav1.Table{Rows: []metav1.TableRow{{Object: runtime.RawExtension{Raw: []byte(`{"metadata":{}}`)}}}}
+	err = decodeRows(bad)
+	require.Error(t, err, "an object without a kind")
+	assert.Contains(t, err.Error(), "decode row 0")
+}
+
+// A row without its object is named by its first cell.
+func TestRowName(t *testing.T) {
+	assert.Equal(t, "a", rowName(metav1.TableRow{Cells: []any{"a", "b"}}))
+	assert.Equal(t, "", rowName(metav1.TableRow{Cells: []any{int64(1)}}))
+	assert.Equal(t, "", rowName(metav1.TableRow{}))
+}
+
+func TestStatusError(t *testing.T) {
+	generic := errors.New("the server does not allow access to the requested resource (get nodes)")
+	body := []byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","message":"nodes is forbidden: User \"auditor\" cannot list resource \"nodes\"","reason":"Forbidden","code":403}`)
+	err := statusError(body, generic)
+	assert.True(t, apierrors.IsForbidden(err))
+	assert.Contains(t, err.Error(), `User "auditor" cannot list resource "nodes"`)
+
+	assert.Same(t, generic, statusError([]byte("<html>"), generic))
+	assert.Same(t, generic, statusError(nil, generic))
+	assert.Same(t, generic, statusError([]byte(`{"kind":"Status"}`), generic), "a Status without a message says nothing more")
+}

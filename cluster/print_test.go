@@ -1,0 +1,410 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+func TestGetCommand(t *testing.T) {
+	tests := []struct {
+		name string
+		get  Get
+		want string
+	}{
+		{"cluster-scoped", Get{Resources: []Resource{Nodes}}, "kubectl get nodes"},
+		{"namespace", Get{Resources: []Resource{Pods}, Namespace: "kserve"}, "kubectl get pods -n kserve"},
+		{"-n is dropped for cluster-scoped resources", Get{Resources: []Resource{CRDs}, Namespace: "kserve"}, "kubectl get crd"},
+		{"-n kept when any resource is namespaced", Get{Resources: []Resource{Nodes, Pods}, Namespace: "kserve"}, "kubectl get nodes,pods -n kserve"},
+		{"all namespaces", Get{Resources: []Resource{Pods}, AllNamespaces: true}, "kubectl get pods -A"},
+		{"-A wins over -n", Get{Resources: []Resource{Pods}, Namespace: "kserve", AllNamespaces: true}, "kubectl get pods -A"},
+		{"several resources", Get{Resources: []Resource{Deployments, Services, Pods}, Namespace: "models"}, "kubectl get deploy,svc,pods -n models"},
+		{"custom resource", Get{Resources: []Resource{isvcs}, AllNamespaces: true}, "kubectl get inferenceservices.serving.kserve.io -A"},
+		{"label selector", Get{Resources: []Resource{Pods}, Namespace: "kserve", LabelSelector: "control-plane=kserve-controller-manager"},
+			"kubectl get pods -n kserve -l control-plane=kserve-controller-manager"},
+		{"label selector with a slash and a comma", Get{Resources: []Resource{Pods}, LabelSelector: "app.kubernetes.io/name=x,tier=web"},
+			"kubectl get pods -A -l app.kubernetes.io/name=x,tier=web"},
+		{"set-based selector is quoted", Get{Resources: []Resource{Pods}, LabelSelector: "env in (prod,staging)"},
+			"kubectl get pods -A -l 'env in (prod,staging)'"},
+		{"negation is quoted", Get{Resources: []Resource{Pods}, LabelSelector: "!canary"}, "kubectl get pods -A -l '!canary'"},
+		{"inequality is quoted", Get{Resources: []Resource{Pods}, LabelSelector: "tier!=web"}, "kubectl get pods -A -l 'tier!=web'"},
+		{"field selector", Get{Resources: []Resource{Pods}, AllNamespaces: true, FieldSelector: "spec.nodeName=gpu-node-1"},
+			"kubectl get pods -A --field-selector spec.nodeName=gpu-node-1"},
+		{"label and field selectors", Get{Resources: []Resource{Pods}, Namespace: "ray", LabelSelector: "ray.io/cluster=mini", FieldSelector: "status.phase=Running"},
+			"kubectl get pods -n ray -l ray.io/cluster=mini --field-selector status.phase=Running"},
+		{"label columns", Get{Resources: []Resource{Pods}, Namespace: "ray", LabelColumns: []string{"ray.io/cluster", "ray.io/node-type"}},
+			"kubectl get pods -n ray -L ray.io/cluster -L ray.io/node-type"},
+		{"wide", Get{Resources: []Resource{Deployments, Pods}, Namespace: "kserve", LabelSelector: "app=x", Wide: true},
+			"kubectl get deploy,pods -n kserve -l app=x -o wide"},
+		{"custom columns are quoted", Get{Resources: []Resource{Nodes}, Names: []string{"gpu-node-1"},
+			Columns: `NAME:.metadata.name,GPU:.status.allocatable.nvidia\.com/gpu`},
+			`kubectl get nodes gpu-node-1 -o 'custom-columns=NAME:.metadata.name,GPU:.status.allocatable.nvidia\.com/gpu'`},
+		{"custom columns win over wide", Get{Resources: []Resource{Nodes}, Columns: "NAME:.metadata.name", Wide: true},
+			"kubectl get nodes -o custom-columns=NAME:.metadata.name"},
+		{"names", Get{Resources: []Resource{CRDs}, Names: []string{"b.example.com", "a.example.com"}},
+			"kubectl get crd b.example.com a.example.com"},
+		{"names in a namespace", Get{Resources: []Resource{Pods}, Namespace: "kserve", Names: []string{"p-1"}, Wide: true},
+			"kubectl get pods p-1 -n kserve -o wide"},
+		{"grep", Get{Resources: []Resource{ValidatingWebhookConfigurations, MutatingWebhookConfigurations}, Grep: `/(inferenceservice\.serving\.kserve\.io|x) `},
+			`kubectl get validatingwebhookconfigurations,mutatingwebhookconfigurations | grep -E '/(inferenceservice\.serving\.kserve\.io|x) '`},
+		{"grep with a quote", Get{Resources: []Resource{Pods}, Grep: "it's"}, `kubectl get pods -A | grep -E 'it'\''s'`},
+		{"grep of a plain word", Get{Resources: []Resource{Pods}, Grep: "Running"}, `kubectl get pods -A | grep -E Running`},
+		{"namespace needing quotes", Get{Resources: []Resource{Pods}, Namespace: "a b"}, "kubectl get pods -n 'a b'"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, tc.get.Command())
+		})
+	}
+}
+
+// A namespaced resource with no namespace is listed in every namespace
+// (Queries leaves Namespace empty), so the command must say -A: without it
+// kubectl lists only the kubeconfig's current namespace.
+func TestGetCommandWithoutNamespace(t *testing.T) {
+	g := Get{Resources: []Resource{Pods}, LabelSelector: "app=x"}
+	require.Empty(t, g.Queries()[0].Namespace)
+	assert.Equal(t, "kubectl get pods -A -l app=x", g.Command())
+}
+
+func TestGrepAny(t *testing.T) {
+	assert.Equal(t, `a\.b|c\*|\(d\)`, GrepAny("a.b", "c*", "(d)"))
+	assert.Equal(t, "", GrepAny())
+}
+
+func TestGetQueries(t *testing.T) {
+	g := Get{Resources: []Resource{Nodes, Pods, isvcs}, Namespace: "ns", LabelSelector: "a=b", FieldSelector: "f=g"}
+	assert.Equal(t, []Query{
+		{Resource: Nodes, LabelSelector: "a=b", FieldSelector: "f=g"},
+		{Resource: Pods, Namespace: "ns", LabelSelector: "a=b", FieldSelector: "f=g"},
+		{Resource: isvcs, Namespace: "ns", LabelSelector: "a=b", FieldSelector: "f=g"},
+	}, g.Queries())
+	g.AllNamespaces = true
+	for _, q := range g.Queries() {
+		assert.Empty(t, q.Namespace, "-A lists every namespace")
+	}
+}
+
+var (
+	crdCols  = []metav1.TableColumnDefinition{col("Name", 0), col("Created At", 0)}
+	podCols  = []metav1.TableColumnDefinition{col("Name", 0), col("Ready", 0), col("Status", 0), col("Node", 1)}
+	depCols  = []metav1.TableColumnDefinition{col("Name", 0), col("Ready", 0), col("Images", 1)}
+	nodeCols = []metav1.TableColumnDefinition{col("Name", 0), col("Status", 0)}
+)
+
+func crdTable() *metav1.Table {
+	return table(crdCols,
+		row("", "a.example.com", nil, "2026-11-29T22:03:26Z"),
+		row("", "bb.example.com", nil, "2026-11-29T22:03:27Z"),
+		row("", "c.example.com", nil, "2026-11-29T22:03:28Z"),
+	)
+}
+
+func TestPrint(t *testing.T) {
+	pods := Query{Resource: Pods, Namespace: "kserve", LabelSelector: "app=ctl"}
+	deps := Query{Resource: Deployments, Namespace: "kserve", LabelSelector: "app=ctl"}
+	podTable := table(podCols,
+		row("kserve", "ctl-6j7zb", map[string]string{"app": "ctl", "tier": "control"}, "2/2", "Running", "cpu-node-1"),
+		row("kserve", "ctl-x9p2q", map[string]string{"app": "ctl"}, "0/2", "CrashLoopBackOff", "cpu-node-2"),
+	)
+	depTable := table(depCols, row("kserve", "ctl", nil, "1/1", "kserve/ctl:v1"))
+	empty := func(cols []metav1.TableColumnDefinition) *metav1.Table { return table(cols) }
+
+	tests := []struct {
+		name    string
+		answers []answer
+		get     Get
+		want    string
+	}{
+		{
+			name:    "names in the order asked, a missing one NotFound",
+			answers: []answer{{q: Query{Resource: CRDs}, t: crdTable()}},
+			get:     Get{Resources: []Resource{CRDs}, Names: []string{"c.example.com", "x.example.com", "a.example.com"}},
+			want: "" +
+				"NAME            CREATED AT\n" +
+				"c.example.com   2026-11-29T22:03:28Z\n" +
+				"a.example.com   2026-11-29T22:03:26Z\n" +
+				`Error from server (NotFound): customresourcedefinitions.apiextensions.k8s.io "x.example.com" not found` + "\n",
+		},
+		{
+			name:    "every name missing",
+			answers: []answer{{q: Query{Resource: CRDs}, t: crdTable()}},
+			get:     Get{Resources: []Resource{CRDs}, Names: []string{"x.example.com"}},
+			want:    `Error from server (NotFound): customresourcedefinitions.apiextensions.k8s.io "x.example.com" not found` + "\n",
+		},
+		{
+			name:    "a missing pod names the core resource",
+			answers: []answer{{q: Query{Resource: Pods, Namespace: "kserve"}, t: podTable}},
+			get:     Get{Resources: []Resource{Pods}, Namespace: "kserve", Names: []string{"nope"}},
+			want:    `Error from server (NotFound): pods "nope" not found` + "\n",
+		},
+		{
+			name:    "all rows",
+			answers: []answer{{q: Query{Resource: CRDs}, t: crdTable()}},
+			get:     Get{Resources: []Resource{CRDs}},
+			want: "" +
+				"NAME             CREATED AT\n" +
+				"a.example.com    2026-11-29T22:03:26Z\n" +
+				"bb.example.com   2026-11-29T22:03:27Z\n" +
+				"c.example.com    2026-11-29T22:03:28Z\n",
+		},
+		{
+			// Column widths restart with each type, as kubectl's printer does.
+			name:    "two resource types: kind prefixes and one blank line between",
+			answers: []answer{{q: deps, t: depTable}, {q: pods, t: podTable}},
+			get:     Get{Resources: []Resource{Deployments, Pods}, Namespace: "kserve", LabelSelector: "app=ctl"},
+			want: "" +
+				"NAME                  READY\n" +
+				"deployment.apps/ctl   1/1\n" +
+				"\n" +
+				"NAME            READY   STATUS\n" +
+				"pod/ctl-6j7zb   2/2     Running\n" +
+				"pod/ctl-x9p2q   0/2     CrashLoopBackOff\n",
+		},
+		{
+			name:    "an empty second type prints nothing",
+			answers: []answer{{q: deps, t: depTable}, {q: pods, t: empty(podCols)}},
+			get:     Get{Resources: []Resource{Deployments, Pods}, Namespace: "kserve", LabelSelector: "app=ctl"},
+			want: "" +
+				"NAME                  READY\n" +
+				"deployment.apps/ctl   1/1\n",
+		},
+		{
+			name:    "an empty first type leaves no blank line",
+			answers: []answer{{q: deps, t: empty(depCols)}, {q: pods, t: podTable}},
+			get:     Get{Resources: []Resource{Deployments, Pods}, Namespace: "kserve", LabelSelector: "app=ctl"},
+			want: "" +
+				"NAME            READY   STATUS\n" +
+				"pod/ctl-6j7zb   2/2     Running\n" +
+				"pod/ctl-x9p2q   0/2     CrashLoopBackOff\n",
+		},
+		{
+			name: "an empty middle type leaves one blank line",
+			answers: []answer{{q: deps, t: depTable}, {q: pods, t: empty(podCols)},
+				{q: Query{Resource: Services, Namespace: "kserve", LabelSelector: "app=ctl"}, t: table(nodeCols, row("kserve", "ctl", nil, "ClusterIP"))}},
+			get: Get{Resources: []Resource{Deployments, Pods, Services}, Namespace: "kserve", LabelSelector: "app=ctl"},
+			want: "" +
+				"NAME                  READY\n" +
+				"deployment.apps/ctl   1/1\n" +
+				"\n" +
+				"NAME          STATUS\n" +
+				"service/ctl   ClusterIP\n",
+		},
+		{
+			name:    "nothing in the namespace",
+			answers: []answer{{q: deps, t: empty(depCols)}, {q: pods, t: empty(podCols)}},
+			get:     Get{Resources: []Resource{Deployments, Pods}, Namespace: "kserve", LabelSelector: "app=ctl"},
+			want:    "No resources found in kserve namespace.\n",
+		},
+		{
+			name:    "nothing in any namespace",
+			answers: []answer{{q: Query{Resource: Pods}, t: empty(podCols)}},
+			get:     Get{Resources: []Resource{Pods}, AllNamespaces: true},
+			want:    "No resources found\n",
+		},
+		{
+			name:    "nothing cluster-scoped",
+			answers: []answer{{q: Query{Resource: Nodes}, t: empty(nodeCols)}},
+			get:     Get{Resources: []Resource{Nodes}},
+			want:    "No resources found\n",
+		},
+		{
+			name:    "all namespaces adds a NAMESPACE column",
+			answers: []answer{{q: Query{Resource: Pods}, t: table(podCols, row("kserve", "a", nil, "1/1", "Running", "n1"), row("models", "bb", nil, "1/1", "Running", "n2"))}},
+			get:     Get{Resources: []Resource{Pods}, AllNamespaces: true},
+			want: "" +
+				"NAMESPACE   NAME   READY   STATUS\n" +
+				"kserve      a      1/1     Running\n" +
+				"models      bb     1/1     Running\n",
+		},
+		{
+			name:    "all namespaces, a cluster-scoped type has no NAMESPACE column",
+			answers: []answer{{q: Query{Resource: Nodes}, t: table(nodeCols, row("", "n1", nil, "Ready"))}, {q: Query{Resource: Pods}, t: table(podCols, row("kserve", "a", nil, "1/1", "Running", "n1"))}},
+			get:     Get{Resources: []Resource{Nodes, Pods}, AllNamespaces: true},
+			want: "" +
+				"NAME      STATUS\n" +
+				"node/n1   Ready\n" +
+				"\n" +
+				"NAMESPACE   NAME    READY   STATUS\n" +
+				"kserve      pod/a   1/1     Running\n",
+		},
+		{
+			name:    "wide columns only with -o wide",
+			answers: []answer{{q: pods, t: podTable}},
+			get:     Get{Resources: []Resource{Pods}, Namespace: "kserve", LabelSelector: "app=ctl", Wide: true},
+			want: "" +
+				"NAME        READY   STATUS             NODE\n" +
+				"ctl-6j7zb   2/2     Running            cpu-node-1\n" +
+				"ctl-x9p2q   0/2     CrashLoopBackOff   cpu-node-2\n",
+		},
+		{
+			name:    "label columns",
+			answers: []answer{{q: pods, t: podTable}},
+			get:     Get{Resources: []Resource{Pods}, Namespace: "kserve", LabelSelector: "app=ctl", LabelColumns: []string{"tier"}},
+			want: "" +
+				"NAME        READY   STATUS             TIER\n" +
+				"ctl-6j7zb   2/2     Running            control\n" +
+				"ctl-x9p2q   0/2     CrashLoopBackOff   \n",
+		},
+		{
+			name:    "grep keeps matching lines only",
+			answers: []answer{{q: pods, t: podTable}},
+			get:     Get{Resources: []Resource{Pods}, Namespace: "kserve", LabelSelector: "app=ctl", Grep: "Crash|NAME"},
+			want: "" +
+				"NAME        READY   STATUS\n" +
+				"ctl-x9p2q   0/2     CrashLoopBackOff\n",
+		},
+		{
+			name:    "grep matching nothing prints nothing",
+			answers: []answer{{q: pods, t: podTable}},
+			get:     Get{Resources: []Resource{Pods}, Namespace: "kserve", LabelSelector: "app=ctl", Grep: "Evicted"},
+			want:    "",
+		},
+		{
+			name: "grep across types keeps the kind prefixes",
+			answers: []answer{
+				{q: Query{Resource: ValidatingWebhookConfigurations}, t: table(crdCols, row("", "kserve.io", nil, "1"), row("", "other", nil, "1"))},
+				{q: Query{Resource: MutatingWebhookConfigurations}, t: table(crdCols, row("", "kserve.io", nil, "2"))},
+			},
+			get: Get{Resources: []Resource{ValidatingWebhookConfigurations, MutatingWebhookConfigurations}, Grep: "/(" + GrepAny("kserve.io") + ") "},
+			want: "" +
+				"validatingwebhookconfiguration.admissionregistration.k8s.io/kserve.io   1\n" +
+				"mutatingwebhookconfiguration.admissionregistration.k8s.io/kserve.io   2\n",
+		},
+		{
+			name:    "a custom resource",
+			answers: []answer{{q: Query{Resource: isvcs}, t: table([]metav1.TableColumnDefinition{col("Name", 0), col("Ready", 0)}, row("models", "sklearn-iris", nil, "True"))}},
+			get:     Get{Resources: []Resource{isvcs}, AllNamespaces: true},
+			want: "" +
+				"NAMESPACE   NAME           READY\n" +
+				"models      sklearn-iris   True\n",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := replay(t, tc.answers...)
+			out, at, err := c.Print(context.Background(), tc.get)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, out)
+			assert.Equal(t, t0, at)
+			// The cached Tables are shared: printing again prints the same.
+			again, _, err := c.Print(context.Background(), tc.get)
+			require.NoError(t, err)
+			assert.Equal(t, out, again)
+		})
+	}
+}
+
+func TestPrintCapturedAtIsTheNewestTable(t *testing.T) {
+	later := t0.Add(90 * time.Second)
+	c := replay(t,
+		answer{q: Query{Resource: Deployments, Namespace: "ns"}, t: table(depCols), at: t0},
+		answer{q: Query{Resource: Pods, Namespace: "ns"}, t: table(podCols), at: later},
+	)
+	_, at, err := c.Print(context.Background(), Get{Resources: []Resource{Deployments, Pods}, Namespace: "ns"})
+	require.NoError(t, err)
+	assert.Equal(t, later, at)
+}
+
+func TestPrintErrors(t *testing.T) {
+	refused := apierrors.NewForbidden(schema.GroupResource{Resource: "nodes"}, "",
+		errors.New(`User "auditor" cannot list resource "nodes" in API group "" at the cluster scope`))
+	c := replay(t,
+		answer{q: Query{Resource: Nodes}, err: refused},
+		answer{q: Query{Resource: CRDs}, t: crdTable()},
+	)
+	ctx := context.Background()
+
+	t.Run("refused", func(t *testing.T) {
+		out, at, err := c.Print(ctx, Get{Resources: []Resource{Nodes}})
+		require.Error(t, err)
+		assert.True(t, apierrors.IsForbidden(err))
+		assert.Equal(t, t0, at, "a refusal is evidence too, captured when it was")
+		assert.Equal(t, `Error from server (Forbidden): nodes is forbidden: User "auditor" cannot list resource "nodes" in API group "" at the cluster scope`+"\n", out)
+	})
+	t.Run("not recorded", func(t *testing.T) {
+		out, _, err := c.Print(ctx, Get{Resources: []Resource{Pods}, Namespace: "x"})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "recording test holds no answer to: list pods.v1 in namespace x")
+		assert.Contains(t, err.Error(), "aiconform snapshot")
+		assert.Empty(t, out, "no kubectl output is made up for a query never asked")
+	})
+	t.Run("names with several types", func(t *testing.T) {
+		_, _, err := c.Print(ctx, Get{Resources: []Resource{CRDs, Nodes}, Names: []string{"a"}})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "names need exactly one resource type")
+	})
+	t.Run("bad grep", func(t *testing.T) {
+		_, _, err := c.Print(ctx, Get{Resources: []Resource{CRDs}, Grep: "(unclosed"})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), `grep -E "(unclosed"`)
+	})
+}
+
+// listSource answers Lists from memory, for custom columns, which kubectl
+// prints client side from the objects.
+type listSource struct {
+	objs map[string][]runtime.Object
+	at   time.Time
+}
+
+func (s listSource) List(_ context.Context, q Query) ([]runtime.Object, time.Time, error) {
+	objs, ok := s.objs[q.Key()]
+	if !ok {
+		return nil, time.Time{}, apierrors.NewForbidden(schema.GroupResource{Resource: q.Resource.GVR.Resource}, "", errors.New("no"))
+	}
+	return objs, s.at, nil
+}
+
+func (s listSource) Table(context.Context, Query) (*metav1.Table, time.Time, error) {
+	return nil, time.Time{}, errors.New("no tables here")
+}
+
+func (s listSource) Info(context.Context) (Info, error) { return Info{}, nil }
+
+func TestPrintCustomColumns(t *testing.T) {
+	gpuNode := func(name, gpus string) runtime.Object {
+		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		if gpus != "" {
+			n.Status.Capacity = corev1.ResourceList{"nvidia.com/gpu": resource.MustParse(gpus)}
+			n.Status.Allocatable = corev1.ResourceList{"nvidia.com/gpu": resource.MustParse(gpus)}
+		}
+		return n
+	}
+	src := listSource{at: t0, objs: map[string][]runtime.Object{
+		Query{Resource: Nodes}.Key(): {gpuNode("cpu-node-1", ""), gpuNode("gpu-node-1", "8")},
+	}}
+	c := NewCache(src)
+	cols := `NAME:.metadata.name,GPU_ALLOCATABLE:.status.allocatable.nvidia\.com/gpu`
+
+	out, at, err := c.Print(context.Background(), Get{Resources: []Resource{Nodes}, Names: []string{"gpu-node-1", "gone", "cpu-node-1"}, Columns: cols})
+	require.NoError(t, err)
+	assert.Equal(t, t0, at)
+	assert.Equal(t, ""+
+		"NAME         GPU_ALLOCATABLE\n"+
+		"gpu-node-1   8\n"+
+		"cpu-node-1   <none>\n"+
+		`Error from server (NotFound): nodes "gone" not found`+"\n", out)
+
+	out, _, err = c.Print(context.Background(), Get{Resources: []Resource{Nodes}, Names: []string{"gone"}, Columns: cols})
+	require.NoError(t, err)
+	assert.Equal(t, `Error from server (NotFound): nodes "gone" not found`+"\n", out)
+
+	_, _, err = c.Print(context.Background(), Get{Resources: []Resource{Nodes}, Columns: "NAME"})
+	require.Error(t, err, "a spec without a path")
+
+	out, _, err = c.Print(context.Background(), Get{Resources: []Resource{Pods}, Columns: cols})
+	require.Error(t, err)
+	assert.True(t, apierrors.IsForbidden(err))
+	assert.Contains(t, out, "Error from server (Forbidden): pods is forbidden")
+}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// fixedClock makes reports reproducible: every reading is the same instant.
+func fixedClock() time.Time { return time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC) }
+
+func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	streams := genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
+	code = runWithClock(args, streams, fixedClock)
+	return code, out.String(), errOut.String()
+}
+
+func TestExitCodes(t *testing.T) {
+	tests := []struct {
+		name       string
+		args       []string
+		code       int
+		wantOut    string
+		wantStderr string
+	}{
+		{"version", []string{"version"}, 0, "aiconform ", ""},
+		{"list", []string{"list"}, 0, "robust_controller", ""},
+		{"demo passes", []string{"check", "all", "--fixture", "demo"}, 0, "PASSED", ""},
+		{"a requirement by id", []string{"check", "robust_controller", "--fixture", "demo", "--operator", "kserve"}, 0, "crs-reconciled", ""},
+		{"a check by id", []string{"check", "gpu-allocatable", "--fixture", "demo"}, 0, "gpu-allocatable", ""},
+		{"GPU node NotReady fails a MUST", []string{"check", "all", "--fixture", "gpu-notready"}, 1, "FAILED", "not met"},
+		{"no operator fails robust_controller", []string{"check", "all", "--fixture", "no-operator"}, 1, "robust_controller", ""},
+		{"forbidden is an error, exit 1", []string{"check", "gpu-allocatable", "--fixture", "forbidden-nodes"}, 1, "error", ""},
+		{"unknown id names the nearest", []string{"check", "robust_controler", "--fixture", "demo"}, 2, "", `did you mean "robust_controller"`},
+		{"no id", []string{"check", "--fixture", "demo"}, 2, "", "name what to check"},
+		{"unknown operator", []string{"check", "all", "--fixture", "demo", "--operator", "acme"}, 2, "", `unknown operator "acme"`},
+		{"bad output", []string{"check", "all", "--fixture", "demo", "-o", "xml"}, 2, "", "--output"},
+		{"unknown flag", []string{"check", "all", "--fixtur", "demo"}, 2, "", "unknown flag"},
+		{"missing fixture", []string{"check", "all", "--fixture", "nope"}, 2, "", `no fixture named "nope"`},
+		{"fixture that does not parse", []string{"check", "all", "--fixture", "testdata/bad-fixture.yaml"}, 2, "", "testdata/bad-fixture.yaml"},
+		{"profile with a mistake names file:line", []string{"check", "all", "--fixture", "demo", "--profile", "testdata/bad-profile.yaml"}, 2, "", "testdata/bad-profile.yaml:4:"},
+		{"unreachable cluster", []string{"check", "all", "--kubeconfig", "testdata/unreachable.kubeconfig", "--request-timeout", "5s"}, 3, "", "cannot reach the cluster"},
+		{"snapshot needs --out", []string{"snapshot"}, 2, "", "--out FILE is required"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := run(t, tt.args...)
+			assert.Equal(t, tt.code, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
+			assert.Contains(t, out, tt.wantOut)
+			assert.Contains(t, errOut, tt.wantStderr)
+		})
+	}
+}
+
+// TestDemoGolden pins the whole demo report: evidence, verdicts, layout.
+func TestDemoGolden(t *testing.T) {
+	for _, format := range []string{"markdown", "json", "table"} {
+		t.Run(format, func(t *testing.T) {
+			code, out, errOut := run(t, "check", "all", "--fixture", "demo", "-o", format)
+			require.Equal(t, 0, code, errOut)
+			golden(t, filepath.Join("testdata", "demo."+format), out)
+		})
+	}
+}
+
+func golden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "run `go test ./cmd/aiconform -update` to create it")
+	assert.Equal(t, string(want), got, "%s is out of date; run `go test ./cmd/aiconform -update` and read the diff", path)
+}
+
+// TestOutDirValidates writes report.md and report.json for every fixture and
+// validates each JSON against the published schema.
+func TestOutDirValidates(t *testing.T) {
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	schema, err := c.Compile("../../docs/report.schema.json")
+	require.NoError(t, err)
+	for _, fixture := range []string{"demo", "controller-crashloop", "webhook-no-endpoints", "cr-unknown", "gpu-notready", "no-operator", "crd-missing", "forbidden-nodes"} {
+		t.Run(fixture, func(t *testing.T) {
+			dir := t.TempDir()
+			code, _, errOut := run(t, "check", "all", "--fixture", fixture, "--out", dir)
+			require.Contains(t, []int{0, 1}, code, errOut)
+			md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+			require.NoError(t, err)
+			assert.Contains(t, string(md), "# captured: ")
+			assert.Contains(t, string(md), "Recorded, not live")
+			data, err := os.ReadFile(filepath.Join(dir, "report.json"))
+			require.NoError(t, err)
+			doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+			require.NoError(t, err)
+			assert.NoError(t, schema.Validate(doc))
+			var rep struct {
+				SchemaVersion string `json:"schemaVersion"`
+			}
+			require.NoError(t, json.Unmarshal(data, &rep))
+			assert.Equal(t, "1", rep.SchemaVersion)
+		})
+	}
+}
+
+// TestCheckFlags is the argv -> options layer: flags land in the options
+// without running anything.
+func TestCheckFlags(t *testing.T) {
+	var got *CheckOptions
+	streams := genericiooptions.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
+	cmd := NewCmdCheck(streams, fixedClock, func(o *CheckOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"robust_controller", "--operator", "kserve,kuberay", "--out", "r", "-o", "json",
+		"--timeout", "5s", "--fail-on", "should", "-n", "ns1", "--context", "prod"})
+	require.NoError(t, cmd.Execute())
+	require.NotNil(t, got)
+	assert.Equal(t, []string{"robust_controller"}, got.IDs)
+	assert.Equal(t, []string{"kserve", "kuberay"}, got.Operators)
+	assert.Equal(t, "r", got.OutDir)
+	assert.Equal(t, "json", got.Output)
+	assert.Equal(t, 5*time.Second, got.Timeout)
+	assert.Equal(t, "should", got.FailOn)
+	assert.Equal(t, "ns1", *got.ConfigFlags.Namespace)
+	assert.Equal(t, "prod", *got.ConfigFlags.Context)
+}

@@ -1,0 +1,114 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/cluster"
+	"github.com/aiconform/aiconform/fixtures/scenarios"
+	"github.com/aiconform/aiconform/rig"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+)
+
+// TestEvidenceReRuns is the promise of every report: each block's command,
+// run with kubectl on the same cluster, prints the block's output (AGE
+// aside). It runs every check live on each scenario, then runs every
+// evidence command with the rig's kubectl and compares.
+func TestEvidenceReRuns(t *testing.T) {
+	mods, err := scenarios.OperatorModules()
+	require.NoError(t, err)
+	binDir := rigBin(t)
+	for _, sc := range scenarios.All() {
+		t.Run(sc.Name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			c, err := rig.Start(ctx, rig.Options{Dir: t.TempDir(), BinDir: binDir, ControlPlaneOnly: true})
+			require.NoError(t, err)
+			defer c.Stop()
+			require.NoError(t, scenarios.Build(ctx, c.RESTConfig(), mods, sc))
+
+			kubeconfig := c.Kubeconfig()
+			flags := genericclioptions.NewConfigFlags(false)
+			flags.KubeConfig = &kubeconfig
+			if sc.As != "" {
+				flags.Impersonate = &sc.As
+			}
+			live, err := cluster.NewLive(flags, time.Now)
+			require.NoError(t, err)
+			profiles, err := checks.BuiltinProfiles()
+			require.NoError(t, err)
+			out := checks.Run(ctx, cluster.NewCache(live), profiles, checks.Registry(), checks.RunOptions{Concurrency: 4, Timeout: time.Minute}, time.Now)
+
+			blocks, exact := 0, 0
+			for _, r := range out.Results {
+				for _, step := range r.Evidence {
+					blocks++
+					got := kubectl(t, binDir, kubeconfig, sc.As, step.Command)
+					if got == step.Output {
+						exact++
+						continue
+					}
+					assert.Equal(t, withoutAge(step.Output), withoutAge(got),
+						"%s (%s): `%s` prints something else than the report says", r.Check.ID, r.Operator, step.Command)
+				}
+			}
+			require.NotZero(t, blocks, "no evidence at all")
+			t.Logf("%d evidence blocks re-run, %d byte for byte, the rest equal but for AGE", blocks, exact)
+		})
+	}
+}
+
+// kubectl runs an evidence command line in a shell, with the rig's kubectl
+// first on PATH, and returns what a terminal would show: stdout and stderr
+// in the order written.
+func kubectl(t *testing.T, binDir, kubeconfig, as, command string) string {
+	t.Helper()
+	if as != "" {
+		command = strings.Replace(command, "kubectl ", "kubectl --as="+as+" ", 1)
+	}
+	cmd := exec.Command("bash", "-c", command)
+	cmd.Env = append(os.Environ(), "PATH="+binDir+":"+os.Getenv("PATH"), "KUBECONFIG="+kubeconfig)
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	// kubectl exits 1 on a refused read and grep on no match: the output is
+	// what counts.
+	_ = cmd.Run()
+	return buf.String()
+}
+
+var ageRE = regexp.MustCompile(`\b\d+(s|m|h|d|y)(\d+(s|m|h))?\b`)
+
+// withoutAge masks ages and the padding they shift, which change between
+// the report's capture and the re-run.
+func withoutAge(s string) string {
+	var lines []string
+	for _, l := range strings.Split(s, "\n") {
+		lines = append(lines, strings.Join(strings.Fields(ageRE.ReplaceAllString(l, "AGE")), " "))
+	}
+	return strings.Join(lines, "\n")
+}
+
+func rigBin(t *testing.T) string {
+	t.Helper()
+	if d := os.Getenv("AICONFORM_RIG_BIN"); d != "" {
+		return d
+	}
+	d, err := filepath.Abs("../bin")
+	require.NoError(t, err)
+	if _, err := os.Stat(filepath.Join(d, "kubectl")); err != nil {
+		t.Fatalf("no kubectl in %s: run `make tools` first", d)
+	}
+	return d
+}

@@ -1,0 +1,499 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/cluster"
+	"github.com/aiconform/aiconform/rig"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
+)
+
+var (
+	isvcGVR       = schema.GroupVersionResource{Group: "serving.kserve.io", Version: "v1beta1", Resource: "inferenceservices"}
+	rayClusterGVR = schema.GroupVersionResource{Group: "ray.io", Version: "v1", Resource: "rayclusters"}
+)
+
+// sklearnIris is the InferenceService of the KServe install guide
+// (shared/seeds/004): the sklearn iris model, in the short predictor.sklearn
+// form that KServe's mutating webhook rewrites into predictor.model.
+const sklearnIris = `
+apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata:
+  name: sklearn-iris
+  namespace: models
+spec:
+  predictor:
+    sklearn:
+      storageUri: gs://kfserving-examples/models/sklearn/1.0/model
+`
+
+// rayClusterYAML is a small RayCluster: a head and one worker.
+func rayClusterYAML(name string) string {
+	return fmt.Sprintf(`
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata:
+  name: %s
+  namespace: ray
+spec:
+  rayVersion: "2.46.0"
+  headGroupSpec:
+    rayStartParams: {}
+    template:
+      spec:
+        containers:
+        - name: ray-head
+          image: rayproject/ray:2.46.0
+          resources:
+            requests: {cpu: "1", memory: 2Gi}
+            limits: {cpu: "1", memory: 2Gi}
+  workerGroupSpecs:
+  - groupName: workers
+    replicas: 1
+    minReplicas: 1
+    maxReplicas: 1
+    rayStartParams: {}
+    template:
+      spec:
+        containers:
+        - name: ray-worker
+          image: rayproject/ray:2.46.0
+          resources:
+            requests: {cpu: "1", memory: 2Gi}
+            limits: {cpu: "1", memory: 2Gi}
+`, name)
+}
+
+// TestOperatorsOnRig runs the real KServe and KubeRay on one full rig:
+// their custom resources reconcile into owned, Running children; aiconform's
+// checks find robust_controller met by both; and faults of each operator
+// turn its verdict to fail or error, never pass.
+func TestOperatorsOnRig(t *testing.T) {
+	began := time.Now()
+	binDir := rigBin(t)
+	for _, b := range []string{"kserve-manager", "kuberay-operator"} {
+		if _, err := os.Stat(filepath.Join(binDir, b)); err != nil {
+			t.Fatalf("no %s in %s: run `make tools` first", b, binDir)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+
+	dir, err := os.MkdirTemp("", "aiconform-operators-")
+	require.NoError(t, err)
+	logw := testLogWriter{t}
+	c, err := rig.Start(ctx, rig.Options{Dir: dir, BinDir: binDir, Progress: logw})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		assert.NoError(t, c.Stop())
+		if t.Failed() {
+			t.Logf("rig and operator logs kept in %s", filepath.Join(dir, "logs"))
+		} else {
+			_ = os.RemoveAll(dir)
+		}
+	})
+	t.Logf("rig ready after %.1fs", time.Since(began).Seconds())
+
+	opts := rig.OperatorOptions{BinDir: binDir, Progress: logw}
+	step := time.Now()
+	kserve, err := c.InstallKServe(ctx, opts)
+	require.NoError(t, err)
+	t.Logf("KServe installed in %.1fs; webhooks: %v; not served, not registered: %v", time.Since(step).Seconds(), kserve.Webhooks(), kserve.SkippedWebhooks())
+	step = time.Now()
+	kuberay, err := c.InstallKubeRay(ctx, opts)
+	require.NoError(t, err)
+	t.Logf("KubeRay installed in %.1fs; webhooks: %v; not served, not registered: %v", time.Since(step).Seconds(), kuberay.Webhooks(), kuberay.SkippedWebhooks())
+	require.Len(t, kuberay.Webhooks(), 1, "KubeRay serves the RayCluster webhook only")
+	assert.Equal(t, "vraycluster.kb.io", kuberay.Webhooks()[0].Name)
+
+	cs, err := kubernetes.NewForConfig(c.RESTConfig())
+	require.NoError(t, err)
+	dyn, err := dynamic.NewForConfig(c.RESTConfig())
+	require.NoError(t, err)
+	for _, ns := range []string{"models", "ray"} {
+		_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	// Both CRs reconcile concurrently; the subtests then wait for each.
+	isvcCreated := time.Now()
+	isvc := create(ctx, t, dyn, isvcGVR, sklearnIris)
+	rcCreated := time.Now()
+	rc := create(ctx, t, dyn, rayClusterGVR, rayClusterYAML("raycluster-mini"))
+
+	t.Run("InferenceServiceReady", func(t *testing.T) {
+		u := waitConditions(ctx, t, dyn, isvcGVR, "models", "sklearn-iris", 3*time.Minute, "Ready")
+		t.Logf("InferenceService sklearn-iris Ready %.1fs after create", time.Since(isvcCreated).Seconds())
+		format, _, _ := unstructured.NestedString(u.Object, "spec", "predictor", "model", "modelFormat", "name")
+		assert.Equal(t, "sklearn", format, "KServe's mutating webhook rewrites predictor.sklearn into predictor.model")
+
+		dep, err := cs.AppsV1().Deployments("models").Get(ctx, "sklearn-iris-predictor", metav1.GetOptions{})
+		require.NoError(t, err)
+		assert.True(t, ownedBy(dep, isvc.GetUID()), "predictor Deployment owned by the InferenceService")
+		svc, err := cs.CoreV1().Services("models").Get(ctx, "sklearn-iris-predictor", metav1.GetOptions{})
+		require.NoError(t, err)
+		assert.True(t, ownedBy(svc, isvc.GetUID()), "predictor Service owned by the InferenceService")
+		pods := podsOf(ctx, t, cs, "models", "serving.kserve.io/inferenceservice=sklearn-iris")
+		require.NotEmpty(t, pods)
+		rss, err := cs.AppsV1().ReplicaSets("models").List(ctx, metav1.ListOptions{LabelSelector: "serving.kserve.io/inferenceservice=sklearn-iris"})
+		require.NoError(t, err)
+		for _, p := range pods {
+			assert.True(t, ownedThrough(p, dep, rss.Items), "pod %s owned through the predictor Deployment", p.Name)
+			assert.True(t, runningReady(p), "pod %s Running and Ready", p.Name)
+			var inits []string
+			for _, ic := range p.Spec.InitContainers {
+				inits = append(inits, ic.Name)
+			}
+			assert.Contains(t, inits, "storage-initializer", "KServe's pod webhook injects the storage initializer")
+		}
+	})
+
+	t.Run("RayClusterReady", func(t *testing.T) {
+		waitConditions(ctx, t, dyn, rayClusterGVR, "ray", "raycluster-mini", 2*time.Minute, "HeadPodReady", "RayClusterProvisioned")
+		t.Logf("RayCluster raycluster-mini HeadPodReady and RayClusterProvisioned %.1fs after create", time.Since(rcCreated).Seconds())
+		pods := podsOf(ctx, t, cs, "ray", "ray.io/cluster=raycluster-mini")
+		nodeTypes := map[string]int{}
+		for _, p := range pods {
+			nodeTypes[p.Labels["ray.io/node-type"]]++
+			assert.True(t, ownedBy(&p, rc.GetUID()), "pod %s owned by the RayCluster", p.Name)
+			assert.True(t, runningReady(p), "pod %s Running and Ready", p.Name)
+		}
+		assert.Equal(t, map[string]int{"head": 1, "worker": 1}, nodeTypes)
+	})
+
+	kubeconfig := c.Kubeconfig()
+	t.Run("ChecksPass", func(t *testing.T) {
+		out, verdicts := runChecks(ctx, t, kubeconfig)
+		robust := verdictOf(t, verdicts, "robust_controller")
+		assert.Equal(t, checks.Implemented, robust.Status, "robust_controller: %s", robust.Conclusion)
+		for _, op := range []string{"kserve", "kuberay"} {
+			v := operatorVerdict(t, robust, op)
+			assert.Contains(t, []checks.Status{checks.Pass, checks.Warn}, v.Verdict, "%s: %s", op, v.Reason)
+		}
+		// Webhooks reached by URL have no Service whose endpoints could
+		// show they are served: warn is the honest verdict.
+		assert.Equal(t, checks.Warn, result(t, out, "webhooks-served", "kserve").Status)
+		assert.Equal(t, checks.Warn, result(t, out, "webhooks-served", "kuberay").Status)
+
+		gpu := result(t, out, "gpu-allocatable", "")
+		assert.Equal(t, checks.Pass, gpu.Status, gpu.Reason)
+		require.NotNil(t, gpu.Table)
+		col := map[string]int{}
+		for i, h := range gpu.Table.Header {
+			col[h] = i
+		}
+		found := false
+		for _, row := range gpu.Table.Rows {
+			if row[col["NODE"]] == rig.GPUNodeName && row[col["RESOURCE"]] == string(rig.GPUResource) {
+				found = true
+				assert.Equal(t, strconv.Itoa(rig.GPUCount), row[col["ALLOCATABLE"]])
+			}
+		}
+		assert.True(t, found, "GPU node %s in the table %v", rig.GPUNodeName, gpu.Table.Rows)
+		if t.Failed() {
+			logResults(t, out)
+		}
+	})
+
+	t.Run("Faults", func(t *testing.T) {
+		t.Run("KServeControllerScaledToZero", func(t *testing.T) {
+			scale(ctx, t, cs, kserve.Namespace(), kserve.Deployment(), 0)
+			defer func() {
+				scale(ctx, t, cs, kserve.Namespace(), kserve.Deployment(), 1)
+				require.NoError(t, rig.WaitDeploymentAvailable(ctx, cs, kserve.Namespace(), kserve.Deployment()))
+			}()
+			// kwok deletes the pod once the ReplicaSet controller asks.
+			require.NoError(t, wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+				pods, err := cs.CoreV1().Pods(kserve.Namespace()).List(ctx, metav1.ListOptions{LabelSelector: "control-plane=kserve-controller-manager"})
+				return err == nil && len(pods.Items) == 0, nil
+			}))
+			out, verdicts := runChecks(ctx, t, kubeconfig)
+			assertNotMet(t, out, verdicts, "kserve", "controller-ready")
+		})
+
+		t.Run("RayClusterWhileOperatorStopped", func(t *testing.T) {
+			require.NoError(t, kuberay.Stop(ctx))
+			orphan := create(ctx, t, dyn, rayClusterGVR, rayClusterYAML("raycluster-orphan"))
+			out, verdicts := runChecks(ctx, t, kubeconfig)
+			cr := assertNotMet(t, out, verdicts, "kuberay", "crs-reconciled")
+			assert.Contains(t, cr.Reason, "raycluster-orphan")
+
+			// The operator comes back, its webhook with it, and catches up.
+			require.NoError(t, kuberay.Start(ctx))
+			assert.Len(t, kuberay.Webhooks(), 1)
+			waitConditions(ctx, t, dyn, rayClusterGVR, "ray", orphan.GetName(), 2*time.Minute, "HeadPodReady", "RayClusterProvisioned")
+		})
+
+		t.Run("WebhookCABundleEmpty", func(t *testing.T) {
+			const name = "servingruntime.serving.kserve.io"
+			vwcs := cs.AdmissionregistrationV1().ValidatingWebhookConfigurations()
+			orig, err := vwcs.Get(ctx, name, metav1.GetOptions{})
+			require.NoError(t, err)
+			broken := orig.DeepCopy()
+			for i := range broken.Webhooks {
+				broken.Webhooks[i].ClientConfig.CABundle = nil
+			}
+			_, err = vwcs.Update(ctx, broken, metav1.UpdateOptions{})
+			require.NoError(t, err)
+			defer func() {
+				cur, err := vwcs.Get(ctx, name, metav1.GetOptions{})
+				require.NoError(t, err)
+				for i := range cur.Webhooks {
+					cur.Webhooks[i].ClientConfig.CABundle = orig.Webhooks[i].ClientConfig.CABundle
+				}
+				_, err = vwcs.Update(ctx, cur, metav1.UpdateOptions{})
+				require.NoError(t, err)
+			}()
+			out, verdicts := runChecks(ctx, t, kubeconfig)
+			r := assertNotMet(t, out, verdicts, "kserve", "webhooks-served")
+			assert.Contains(t, r.Reason, "caBundle is empty")
+		})
+	})
+
+	for _, op := range []*rig.Operator{kserve, kuberay} {
+		rss, peak := procKB(op.PID(), "VmRSS:"), procKB(op.PID(), "VmHWM:")
+		t.Logf("%s (pid %d): RSS %d MiB, peak %d MiB", op.Name(), op.PID(), rss/1024, peak/1024)
+	}
+	total := 0
+	for _, pid := range c.PIDs() {
+		total += procKB(pid, "VmRSS:")
+	}
+	t.Logf("whole rig RSS %d MiB; test ran %.1fs", total/1024, time.Since(began).Seconds())
+
+	// Webhooks went by URL to 127.0.0.1; nothing should have asked the
+	// egress proxy for a cluster address.
+	refused, err := c.EgressRefusals()
+	require.NoError(t, err)
+	assert.Empty(t, refused, "the API server tried to reach cluster addresses")
+}
+
+// runChecks runs every check in-process, as `aiconform check all` does.
+func runChecks(ctx context.Context, t *testing.T, kubeconfig string) (checks.Outcome, []checks.Verdict) {
+	t.Helper()
+	flags := genericclioptions.NewConfigFlags(false)
+	flags.KubeConfig = &kubeconfig
+	live, err := cluster.NewLive(flags, time.Now)
+	require.NoError(t, err)
+	profiles, err := checks.BuiltinProfiles()
+	require.NoError(t, err)
+	registry := checks.Registry()
+	catalog, err := checks.Catalog(registry)
+	require.NoError(t, err)
+	out := checks.Run(ctx, cluster.NewCache(live), profiles, registry, checks.RunOptions{Concurrency: 4, Timeout: time.Minute}, time.Now)
+	return out, checks.Evaluate(catalog, out)
+}
+
+// assertNotMet asserts that a fault of one operator shows: the check gives
+// fail or error, and the operator's robust_controller verdict is not met.
+func assertNotMet(t *testing.T, out checks.Outcome, verdicts []checks.Verdict, op, check string) checks.Result {
+	t.Helper()
+	r := result(t, out, check, op)
+	assert.Contains(t, []checks.Status{checks.Fail, checks.Error}, r.Status, "%s for %s: %s", check, op, r.Reason)
+	v := operatorVerdict(t, verdictOf(t, verdicts, "robust_controller"), op)
+	assert.Contains(t, []checks.Status{checks.Fail, checks.Error}, v.Verdict, "robust_controller for %s: %s", op, v.Reason)
+	t.Logf("%s for %s: %s: %s", check, op, r.Status, r.Reason)
+	if t.Failed() {
+		logResults(t, out)
+	}
+	return r
+}
+
+func verdictOf(t *testing.T, vs []checks.Verdict, req string) checks.Verdict {
+	t.Helper()
+	for _, v := range vs {
+		if v.Requirement.ID == req {
+			return v
+		}
+	}
+	t.Fatalf("no verdict for requirement %s", req)
+	return checks.Verdict{}
+}
+
+func operatorVerdict(t *testing.T, v checks.Verdict, op string) checks.OperatorVerdict {
+	t.Helper()
+	for _, ov := range v.Operators {
+		if ov.Operator == op {
+			return ov
+		}
+	}
+	t.Fatalf("requirement %s has no verdict for operator %s", v.Requirement.ID, op)
+	return checks.OperatorVerdict{}
+}
+
+func result(t *testing.T, out checks.Outcome, check, op string) checks.Result {
+	t.Helper()
+	for _, r := range out.Results {
+		if r.Check.ID == check && r.Operator == op {
+			return r
+		}
+	}
+	t.Fatalf("no result of %s for %q", check, op)
+	return checks.Result{}
+}
+
+func logResults(t *testing.T, out checks.Outcome) {
+	t.Helper()
+	for _, r := range out.Results {
+		t.Logf("  %-18s %-8s %-5s %s", r.Check.ID, r.Operator, r.Status, r.Reason)
+	}
+}
+
+// create creates the object of a YAML manifest with the dynamic client.
+func create(ctx context.Context, t *testing.T, dyn dynamic.Interface, gvr schema.GroupVersionResource, manifest string) *unstructured.Unstructured {
+	t.Helper()
+	js, err := yaml.YAMLToJSON([]byte(manifest))
+	require.NoError(t, err)
+	u := &unstructured.Unstructured{}
+	require.NoError(t, u.UnmarshalJSON(js))
+	got, err := dyn.Resource(gvr).Namespace(u.GetNamespace()).Create(ctx, u, metav1.CreateOptions{})
+	require.NoError(t, err, "create %s %s", u.GetKind(), u.GetName())
+	return got
+}
+
+// waitConditions waits until every named condition of a custom resource is
+// True, and returns the resource as last read.
+func waitConditions(ctx context.Context, t *testing.T, dyn dynamic.Interface, gvr schema.GroupVersionResource, ns, name string, timeout time.Duration, conds ...string) *unstructured.Unstructured {
+	t.Helper()
+	var last *unstructured.Unstructured
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		u, err := dyn.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		last = u
+		have := map[string]string{}
+		list, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+		for _, c := range list {
+			m, _ := c.(map[string]any)
+			typ, _ := m["type"].(string)
+			st, _ := m["status"].(string)
+			have[typ] = st
+		}
+		for _, c := range conds {
+			if have[c] != "True" {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		status := "never read"
+		if last != nil {
+			s, _ := yaml.Marshal(last.Object["status"])
+			status = string(s)
+		}
+		t.Fatalf("%s %s/%s: %v not all True within %s: %v; status:\n%s", gvr.Resource, ns, name, conds, timeout, err, status)
+	}
+	return last
+}
+
+func podsOf(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, selector string) []corev1.Pod {
+	t.Helper()
+	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	require.NoError(t, err)
+	return pods.Items
+}
+
+func ownedBy(obj metav1.Object, uid types.UID) bool {
+	for _, o := range obj.GetOwnerReferences() {
+		if o.UID == uid {
+			return true
+		}
+	}
+	return false
+}
+
+// ownedThrough is true for a pod of a ReplicaSet owned by dep.
+func ownedThrough(p corev1.Pod, dep *appsv1.Deployment, rss []appsv1.ReplicaSet) bool {
+	for _, rs := range rss {
+		if ownedBy(&p, rs.UID) && ownedBy(&rs, dep.UID) {
+			return true
+		}
+	}
+	return false
+}
+
+func runningReady(p corev1.Pod) bool {
+	if p.Status.Phase != corev1.PodRunning {
+		return false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func scale(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, name string, n int32) {
+	t.Helper()
+	s := &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: autoscalingv1.ScaleSpec{Replicas: n}}
+	err := retryConflict(func() error {
+		cur, err := cs.AppsV1().Deployments(ns).GetScale(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		s.ResourceVersion = cur.ResourceVersion
+		_, err = cs.AppsV1().Deployments(ns).UpdateScale(ctx, name, s, metav1.UpdateOptions{})
+		return err
+	})
+	require.NoError(t, err, "scale %s/%s to %d", ns, name, n)
+}
+
+func retryConflict(f func() error) error {
+	for range 5 {
+		if err := f(); !apierrors.IsConflict(err) {
+			return err
+		}
+	}
+	return f()
+}
+
+// procKB reads a kB field (VmRSS:, VmHWM: = peak RSS) of /proc/PID/status;
+// 0 when unavailable.
+func procKB(pid int, field string) int {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, field); ok {
+			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			return kb
+		}
+	}
+	return 0
+}
+
+// testLogWriter sends the rig's progress lines to the test log.
+type testLogWriter struct{ t *testing.T }
+
+func (w testLogWriter) Write(p []byte) (int, error) {
+	w.t.Helper()
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
