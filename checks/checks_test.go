@@ -240,10 +240,12 @@ func TestRecordedScenarioDetails(t *testing.T) {
 		r := result(t, out, "crs-reconciled", "kserve")
 		assert.NotEqual(t, checks.Pass, r.Status)
 		assert.Contains(t, strings.Join(r.Details, "\n"), "Ready=Unknown")
-		// The unhealthy resource's children are shown.
-		require.Len(t, r.Evidence, 2)
+		// The unhealthy resource's children are shown, and who owns them.
+		require.Len(t, r.Evidence, 3)
 		assert.Equal(t, "kubectl get deploy,svc,pods -n models -l serving.kserve.io/inferenceservice=sklearn-iris", r.Evidence[1].Command)
 		assert.Contains(t, r.Evidence[1].Output, "ContainerCreating")
+		assert.Contains(t, r.Evidence[2].Command, "-o 'custom-columns=KIND:.kind")
+		assert.Contains(t, r.Evidence[2].Output, "Deployment   sklearn-iris-predictor                   InferenceService   sklearn-iris")
 	})
 	t.Run("controller-crashloop details", func(t *testing.T) {
 		out, _ := runFixture(t, "controller-crashloop")

@@ -97,6 +97,11 @@ func (CRsReconciled) Run(ctx context.Context, env *Env) (Result, error) {
 			if shown < maxCREvidence && len(k.Children) > 0 {
 				shown++
 				r.evidence(ctx, env, childrenGet(k, j.cr), "")
+				note := "who owns each child (metadata.ownerReferences)"
+				if contains(k.Children, "Deployment") {
+					note += ": the resource itself, or for pods their ReplicaSet, which the Deployment owns"
+				}
+				r.evidence(ctx, env, ownersGet(k, j.cr), note)
 			}
 		}
 	}
@@ -286,6 +291,25 @@ func podOwnedThrough(p *corev1.Pod, uid types.UID, deps []*appsv1.Deployment, rs
 		}
 	}
 	return false
+}
+
+// ownerColumns print each object's kind and its owners, from
+// metadata.ownerReferences: the chain a reconcile leaves behind.
+const ownerColumns = "KIND:.kind,NAME:.metadata.name,OWNER_KIND:.metadata.ownerReferences[*].kind,OWNER:.metadata.ownerReferences[*].name"
+
+// ownersGet shows who owns one resource's children, ReplicaSets included
+// where pods come through a Deployment.
+func ownersGet(k ResourceKind, cr *unstructured.Unstructured) cluster.Get {
+	g := childrenGet(k, cr)
+	var res []cluster.Resource
+	for _, r := range g.Resources {
+		res = append(res, r)
+		if r == cluster.Deployments {
+			res = append(res, cluster.ReplicaSets)
+		}
+	}
+	g.Resources, g.Columns = res, ownerColumns
+	return g
 }
 
 // childrenGet shows one resource's children as the seed's evidence does.

@@ -57,6 +57,12 @@ func Evaluate(reqs []Requirement, out Outcome) []Verdict {
 		} else {
 			judgeAll(&v)
 		}
+		// A run of some of a requirement's checks says nothing of the
+		// others: it can show progress, never that the requirement is met.
+		if missing := notRun(req, rs); len(missing) > 0 && v.Status == Implemented {
+			v.Status = PartiallyImplemented
+			v.Conclusion = fmt.Sprintf("only some checks ran (not run: %s); of those: %s", strings.Join(missing, ", "), v.Conclusion)
+		}
 		vs = append(vs, v)
 	}
 	return vs
@@ -188,13 +194,19 @@ func carry(v *Verdict, ov OperatorVerdict) {
 	}
 }
 
-func titleOf(ovs []OperatorVerdict, name string) string {
-	for _, ov := range ovs {
-		if ov.Operator == name {
-			return ov.Title
+// notRun lists the requirement's checks that have no result.
+func notRun(req Requirement, rs []Result) []string {
+	var missing []string
+	for _, id := range req.Checks {
+		ran := false
+		for _, r := range rs {
+			ran = ran || r.Check.ID == id
+		}
+		if !ran {
+			missing = append(missing, id)
 		}
 	}
-	return name
+	return missing
 }
 
 func titles(ovs []OperatorVerdict) string {

@@ -195,9 +195,13 @@ func TestOperatorsOnRig(t *testing.T) {
 			assert.Contains(t, []checks.Status{checks.Pass, checks.Warn}, v.Verdict, "%s: %s", op, v.Reason)
 		}
 		// Webhooks reached by URL have no Service whose endpoints could
-		// show they are served: warn is the honest verdict.
-		assert.Equal(t, checks.Warn, result(t, out, "webhooks-served", "kserve").Status)
-		assert.Equal(t, checks.Warn, result(t, out, "webhooks-served", "kuberay").Status)
+		// show they are served: warn is the honest verdict until the check
+		// probes them.
+		for _, op := range []string{"kserve", "kuberay"} {
+			r := result(t, out, "webhooks-served", op)
+			assert.Contains(t, []checks.Status{checks.Pass, checks.Warn}, r.Status, "webhooks-served for %s: %s", op, r.Reason)
+			t.Logf("webhooks-served for %s: %s: %s", op, r.Status, r.Reason)
+		}
 
 		gpu := result(t, out, "gpu-allocatable", "")
 		assert.Equal(t, checks.Pass, gpu.Status, gpu.Reason)

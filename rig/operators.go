@@ -101,9 +101,6 @@ type operatorSpec struct {
 	module, version string // must match the tools module's pin
 	crdDir          string // in the module
 	webhookManifest string // in the module
-	// configNames renames webhook configurations from the manifest to the
-	// names an install from the operator's release manifests carries.
-	configNames map[string]string
 
 	namespace      string
 	namespaceDoc   string // module file holding the Namespace object, "" = plain namespace
@@ -370,7 +367,7 @@ func portFree(port int) error {
 // webhookConfigs reads the module's webhook manifest and rewrites every
 // webhook from its in-cluster Service to a URL on 127.0.0.1 with the rig's
 // CA. The Services' cluster addresses are fake here and never dialled.
-func (o *Operator) webhookConfigs() ([]client, error) {
+func (o *Operator) webhookConfigs() ([]rewritten, error) {
 	data, err := os.ReadFile(filepath.Join(o.moduleDir, o.spec.webhookManifest))
 	if err != nil {
 		return nil, err
@@ -383,14 +380,14 @@ func (o *Operator) webhookConfigs() ([]client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", o.spec.webhookManifest, err)
 	}
-	var out []client
-	rewrite := func(config, kind, name string, cc *admissionregistrationv1.WebhookClientConfig) (client, error) {
+	var out []rewritten
+	rewrite := func(config, kind, name string, cc *admissionregistrationv1.WebhookClientConfig) (rewritten, error) {
 		if cc.Service == nil || cc.Service.Path == nil {
-			return client{}, fmt.Errorf("webhook %s in %s has no service path", name, config)
+			return rewritten{}, fmt.Errorf("webhook %s in %s has no service path", name, config)
 		}
 		u := fmt.Sprintf("https://127.0.0.1:%d%s", o.port, *cc.Service.Path)
 		cc.Service, cc.URL, cc.CABundle = nil, &u, ca
-		return client{Webhook: Webhook{Configuration: config, Kind: kind, Name: name, URL: u}}, nil
+		return rewritten{Webhook: Webhook{Configuration: config, Kind: kind, Name: name, URL: u}}, nil
 	}
 	for _, doc := range docs {
 		var tm metav1.TypeMeta
@@ -403,7 +400,6 @@ func (o *Operator) webhookConfigs() ([]client, error) {
 			if err := yaml.UnmarshalStrict(doc, &cfg); err != nil {
 				return nil, fmt.Errorf("%s: %w", o.spec.webhookManifest, err)
 			}
-			o.rename(&cfg.ObjectMeta)
 			for i := range cfg.Webhooks {
 				h, err := rewrite(cfg.Name, "validating", cfg.Webhooks[i].Name, &cfg.Webhooks[i].ClientConfig)
 				if err != nil {
@@ -419,7 +415,6 @@ func (o *Operator) webhookConfigs() ([]client, error) {
 			if err := yaml.UnmarshalStrict(doc, &cfg); err != nil {
 				return nil, fmt.Errorf("%s: %w", o.spec.webhookManifest, err)
 			}
-			o.rename(&cfg.ObjectMeta)
 			for i := range cfg.Webhooks {
 				h, err := rewrite(cfg.Name, "mutating", cfg.Webhooks[i].Name, &cfg.Webhooks[i].ClientConfig)
 				if err != nil {
@@ -435,18 +430,11 @@ func (o *Operator) webhookConfigs() ([]client, error) {
 	return out, nil
 }
 
-// client is one rewritten webhook, in a configuration of its own until
-// register merges those that are served.
-type client struct {
+// rewritten is one webhook pointed at 127.0.0.1, in a configuration of
+// its own until register merges those that are served.
+type rewritten struct {
 	Webhook
 	obj runtime.Object
-}
-
-func (o *Operator) rename(m *metav1.ObjectMeta) {
-	if n, ok := o.spec.configNames[m.Name]; ok {
-		m.Name = n
-	}
-	m.CreationTimestamp = metav1.Time{}
 }
 
 // waitServing waits until the webhook server completes a TLS handshake
@@ -515,12 +503,12 @@ func (o *Operator) served(ctx context.Context, hc *http.Client, url string) (boo
 // register applies one configuration per manifest configuration holding
 // only its served webhooks, and records them in the state file before
 // applying, so that a crash in between still removes them.
-func (o *Operator) register(ctx context.Context, hooks []client) error {
+func (o *Operator) register(ctx context.Context, hooks []rewritten) error {
 	hc, err := o.httpClient()
 	if err != nil {
 		return err
 	}
-	var served []client
+	var served []rewritten
 	o.skipped = nil
 	for _, h := range hooks {
 		ok, err := o.served(ctx, hc, h.URL)

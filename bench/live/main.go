@@ -137,7 +137,8 @@ func run() (err error) {
 	step("KServe and KubeRay written (scenario demo)")
 
 	objs := bench.Workload(o.size, time.Now())
-	if err := write(ctx, cfg, objs, o.workers, step); err != nil {
+	kube, err := write(ctx, cfg, objs, o.workers, step)
+	if err != nil {
 		return err
 	}
 
@@ -145,7 +146,56 @@ func run() (err error) {
 	if err := os.MkdirAll(m.home, 0o755); err != nil {
 		return err
 	}
-	return m.all(ctx, o.runs, aiconform, filepath.Join(tmp, "report"), c.PIDs())
+	if err := m.all(ctx, o.runs, aiconform, filepath.Join(tmp, "report"), c.PIDs()); err != nil {
+		return err
+	}
+	return probe(ctx, kube, objs)
+}
+
+// probe times, one request at a time, the kinds of LIST a check all run
+// makes, to tell the API server's share from aiconform's.
+func probe(ctx context.Context, kube kubernetes.Interface, objs *bench.Objects) error {
+	var gpuNodes []string
+	for _, n := range objs.Nodes {
+		if _, ok := n.Status.Capacity["nvidia.com/gpu"]; ok {
+			gpuNodes = append(gpuNodes, n.Name)
+		}
+	}
+	const n = 20
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 3, ' ', 0)
+	fmt.Fprintf(w, "one LIST, sequential (mean of %d)\titems\ttime\n", n)
+	for _, q := range []struct {
+		what string
+		ns   string
+		opts func(i int) metav1.ListOptions
+	}{
+		{"pods -A --field-selector spec.nodeName=GPU-NODE, limit=500 (as paginated)", "", func(i int) metav1.ListOptions {
+			return metav1.ListOptions{FieldSelector: "spec.nodeName=" + gpuNodes[i%len(gpuNodes)], Limit: 500}
+		}},
+		{"pods -A --field-selector spec.nodeName=GPU-NODE, no limit", "", func(i int) metav1.ListOptions {
+			return metav1.ListOptions{FieldSelector: "spec.nodeName=" + gpuNodes[i%len(gpuNodes)]}
+		}},
+		{"pods -A -l serving.kserve.io/inferenceservice, limit=500", "", func(int) metav1.ListOptions {
+			return metav1.ListOptions{LabelSelector: "serving.kserve.io/inferenceservice", Limit: 500}
+		}},
+		{"pods -n kserve -l control-plane=kserve-controller-manager, limit=500", "kserve", func(int) metav1.ListOptions {
+			return metav1.ListOptions{LabelSelector: "control-plane=kserve-controller-manager", Limit: 500}
+		}},
+	} {
+		var total time.Duration
+		items := 0
+		for i := range n {
+			start := time.Now()
+			l, err := kube.CoreV1().Pods(q.ns).List(ctx, q.opts(i))
+			if err != nil {
+				return fmt.Errorf("probe %s: %w", q.what, err)
+			}
+			total += time.Since(start)
+			items = len(l.Items)
+		}
+		fmt.Fprintf(w, "%s\t%d\t%s\n", q.what, items, (total / n).Round(100*time.Microsecond))
+	}
+	return w.Flush()
 }
 
 // repoRoot is the enclosing directory with go.mod.
@@ -174,17 +224,21 @@ func stepper() func(format string, args ...any) {
 // write creates objs with the statuses kubelets and controllers would
 // write, since none runs on a bare control plane. Owner references get the
 // UIDs the server gave the owners.
-func write(ctx context.Context, cfg *rest.Config, objs *bench.Objects, workers int, step func(string, ...any)) error {
+func write(ctx context.Context, cfg *rest.Config, objs *bench.Objects, workers int, step func(string, ...any)) (kubernetes.Interface, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.ContentType = "application/vnd.kubernetes.protobuf"
 	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	return kube, writeAll(ctx, kube, objs, workers, step)
+}
+
+func writeAll(ctx context.Context, kube kubernetes.Interface, objs *bench.Objects, workers int, step func(string, ...any)) error {
 	began := time.Now()
 
-	err = forEach(ctx, workers, objs.Namespaces, func(ctx context.Context, ns *corev1.Namespace) error {
+	err := forEach(ctx, workers, objs.Namespaces, func(ctx context.Context, ns *corev1.Namespace) error {
 		_, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns.Name, Labels: ns.Labels}}, metav1.CreateOptions{})
 		if err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("namespace %s: %w", ns.Name, err)
@@ -386,9 +440,6 @@ func unthrottledCheckAll(ctx context.Context) error {
 type sample struct {
 	wall  time.Duration
 	rssKB int64
-	// throttled is client-go's log line about waiting on its own rate
-	// limiter, when the command printed one.
-	throttled string
 }
 
 type measurer struct {
@@ -449,9 +500,6 @@ func (m *measurer) all(ctx context.Context, runs int, aiconform, reportDir strin
 		}
 		ours = append(ours, s)
 		m.step("run %d: aiconform check all: %s, %d MiB", r, s.wall.Round(10*time.Millisecond), s.rssKB/1024)
-		if s.throttled != "" {
-			m.step("run %d: aiconform waited on client-go's rate limiter: %s", r, s.throttled)
-		}
 
 		out.Reset()
 		s, err = m.time(ctx, &out, self, "-unthrottled-check-all")
@@ -524,12 +572,6 @@ func (m *measurer) time(ctx context.Context, stdout io.Writer, name string, args
 	start := time.Now()
 	err := cmd.Run()
 	s := sample{wall: time.Since(start)}
-	for _, line := range strings.Split(stderr.String(), "\n") {
-		if strings.Contains(line, "client-side throttling") {
-			s.throttled = strings.TrimSpace(line)
-			break
-		}
-	}
 	if err != nil {
 		return s, fmt.Errorf("%s: %w: %s", strings.Join(append([]string{filepath.Base(name)}, args...), " "), err, tail(stderr.String()))
 	}
