@@ -53,6 +53,7 @@ func TestExitCodes(t *testing.T) {
 		{"missing fixture", []string{"check", "all", "--fixture", "nope"}, 2, "", `no fixture named "nope"`},
 		{"fixture that does not parse", []string{"check", "all", "--fixture", "testdata/bad-fixture.yaml"}, 2, "", "testdata/bad-fixture.yaml"},
 		{"profile with a mistake names file:line", []string{"check", "all", "--fixture", "demo", "--profile", "testdata/bad-profile.yaml"}, 2, "", "testdata/bad-profile.yaml:4:"},
+		{"context not in the kubeconfig", []string{"check", "all", "--kubeconfig", "testdata/unreachable.kubeconfig", "--context", "nope"}, 2, "", `context "nope" does not exist`},
 		{"unreachable cluster", []string{"check", "all", "--kubeconfig", "testdata/unreachable.kubeconfig", "--request-timeout", "5s"}, 3, "", "cannot reach the cluster"},
 		{"snapshot needs --out", []string{"snapshot"}, 2, "", "--out FILE is required"},
 	}

@@ -23,7 +23,8 @@ func openSource(flags *genericclioptions.ConfigFlags, fixture string, now func()
 	}
 	live, err := cluster.NewLive(flags, now)
 	if err != nil {
-		return nil, &clusterError{fmt.Errorf("kubeconfig: %w", err)}
+		// Nothing was sent yet: the kubeconfig or its flags are wrong.
+		return nil, &usageError{fmt.Errorf("kubeconfig: %w", err)}
 	}
 	return live, nil
 }

@@ -4,9 +4,9 @@ go 1.26.8
 
 tool github.com/kserve/kserve/cmd/manager
 
-// Copied from kserve v0.15.0's own go.mod: a module's replaces do not apply
-// to modules that require it, and without this the build picks an x/net
-// its dependencies no longer compile against.
+// Copied from kserve v0.15.0's own go.mod: replaces apply only in the main
+// module, so this build repeats it to compile the x/net KServe's own build
+// compiles.
 replace golang.org/x/net => golang.org/x/net v0.33.0
 
 require (
