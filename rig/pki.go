@@ -17,9 +17,10 @@ import (
 	"time"
 )
 
-// certValidity is long enough for a rig left running over a weekend and
-// short enough that nobody mistakes these for real credentials.
-const certValidity = 30 * 24 * time.Hour
+// certValidity is a year: webhook caBundles made from the rig's CA must not
+// trip aiconform's 30-day expiry warning, which would hide what the e2e
+// tests mean to show. The keys never leave the rig's directory.
+const certValidity = 365 * 24 * time.Hour
 
 // keyPair is a certificate and its private key, both parsed and PEM-encoded.
 type keyPair struct {
