@@ -322,7 +322,7 @@ func (o *Objects) webhooks(g *gen) error {
 		return err
 	}
 	created := g.ago(150 * 24 * time.Hour)
-	hook := func(name, ns, svc, path string, ca []byte, groups, resources []string) (admissionregistrationv1.WebhookClientConfig, []admissionregistrationv1.RuleWithOperations) {
+	hook := func(ns, svc, path string, ca []byte, groups, resources []string) (admissionregistrationv1.WebhookClientConfig, []admissionregistrationv1.RuleWithOperations) {
 		return admissionregistrationv1.WebhookClientConfig{CABundle: ca,
 				Service: &admissionregistrationv1.ServiceReference{Namespace: ns, Name: svc, Path: ptr.To(path), Port: ptr.To[int32](443)}},
 			[]admissionregistrationv1.RuleWithOperations{{
@@ -331,7 +331,7 @@ func (o *Objects) webhooks(g *gen) error {
 			}}
 	}
 	validating := func(config, name, ns, svc, path string, ca []byte, groups, resources []string) *admissionregistrationv1.ValidatingWebhookConfiguration {
-		cc, rules := hook(name, ns, svc, path, ca, groups, resources)
+		cc, rules := hook(ns, svc, path, ca, groups, resources)
 		return &admissionregistrationv1.ValidatingWebhookConfiguration{
 			ObjectMeta: metav1.ObjectMeta{Name: config, UID: uid("ValidatingWebhookConfiguration", "", config), CreationTimestamp: created},
 			Webhooks: []admissionregistrationv1.ValidatingWebhook{{Name: name, ClientConfig: cc, Rules: rules,
@@ -349,8 +349,8 @@ func (o *Objects) webhooks(g *gen) error {
 		validating("trainedmodel.serving.kserve.io", "trainedmodel.kserve-webhook-server.validator", ns, svc, "/validate-serving-kserve-io-v1alpha1-trainedmodel", ca, kserve, []string{"trainedmodels"}),
 		validating("validating-webhook-configuration", "vraycluster.kb.io", "ray-system", "webhook-service", "/validate-ray-io-v1-raycluster", rayCA, []string{"ray.io"}, []string{"rayclusters"}),
 	}
-	defCC, defRules := hook("", ns, svc, "/mutate-serving-kserve-io-v1beta1-inferenceservice", ca, kserve, []string{"inferenceservices"})
-	podCC, podRules := hook("", ns, svc, "/mutate-pods", ca, []string{""}, []string{"pods"})
+	defCC, defRules := hook(ns, svc, "/mutate-serving-kserve-io-v1beta1-inferenceservice", ca, kserve, []string{"inferenceservices"})
+	podCC, podRules := hook(ns, svc, "/mutate-pods", ca, []string{""}, []string{"pods"})
 	o.Mutating = []*admissionregistrationv1.MutatingWebhookConfiguration{{
 		ObjectMeta: metav1.ObjectMeta{Name: "inferenceservice.serving.kserve.io", UID: uid("MutatingWebhookConfiguration", "", "inferenceservice.serving.kserve.io"), CreationTimestamp: created},
 		Webhooks: []admissionregistrationv1.MutatingWebhook{

@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// maxNodeEvidence bounds how many GPU nodes get a block of their own; the
-// summary table covers every node.
+// maxNodeEvidence bounds how many GPU nodes the evidence names; the summary
+// table covers every node.
 const maxNodeEvidence = 5
 
 // GPUAllocatable checks that accelerator nodes can take GPU workloads.
@@ -84,25 +84,22 @@ func (GPUAllocatable) Run(ctx context.Context, env *Env) (Result, error) {
 
 	readRequests(ctx, env, gpus)
 
-	names := make([]string, len(gpus))
 	resSet := map[string]bool{}
-	for i, g := range gpus {
-		names[i] = g.node.Name
+	for _, g := range gpus {
 		for _, res := range g.resources {
 			resSet[string(res)] = true
 		}
 	}
-	r.evidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Nodes}, Names: names, Wide: true}, "")
-	r.evidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Nodes}, Names: names, Columns: gpuColumns(sortedSet(resSet))}, "")
-
 	var fails []string
-	var shown int
+	var bad, good []string
 	table := &Table{Header: []string{"NODE", "READY", "RESOURCE", "CAPACITY", "ALLOCATABLE", "REQUESTED"}}
 	for _, g := range gpus {
 		n := g.node
+		healthy := g.err == nil
 		ready, msg := nodeReady(n)
 		if ready != corev1.ConditionTrue {
 			fails = append(fails, fmt.Sprintf("node %s is not Ready (Ready=%s: %s)", n.Name, ready, msg))
+			healthy = false
 		}
 		for _, res := range g.resources {
 			capacity, alloc := n.Status.Capacity[res], n.Status.Allocatable[res]
@@ -114,13 +111,37 @@ func (GPUAllocatable) Run(ctx context.Context, env *Env) (Result, error) {
 			table.Rows = append(table.Rows, []string{n.Name, string(ready), string(res), capacity.String(), alloc.String(), requested})
 			if alloc.Sign() <= 0 {
 				fails = append(fails, fmt.Sprintf("node %s has %s allocatable %s of capacity %s", n.Name, res, alloc.String(), capacity.String()))
+				healthy = false
 			}
 		}
-		bad := ready != corev1.ConditionTrue || g.err != nil
-		if shown < maxNodeEvidence || bad {
-			shown++
-			r.evidence(ctx, env, podsOnNode(n.Name), "pods on "+n.Name+", whose requests count against its allocatable")
+		if healthy {
+			good = append(good, n.Name)
+		} else {
+			bad = append(bad, n.Name)
 		}
+	}
+
+	// Evidence names the nodes that fail first, then healthy ones, up to a
+	// few: a command naming 500 nodes is no evidence anyone re-runs. The
+	// table above covers every node.
+	shown := append([]string(nil), bad...)
+	if len(shown) > maxNodeEvidence {
+		shown = shown[:maxNodeEvidence]
+	}
+	for _, name := range good {
+		if len(shown) >= maxNodeEvidence {
+			break
+		}
+		shown = append(shown, name)
+	}
+	note := ""
+	if len(shown) < len(gpus) {
+		note = fmt.Sprintf("%d of %d GPU nodes shown, those failing first; the summary table covers all", len(shown), len(gpus))
+	}
+	r.evidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Nodes}, Names: shown, Wide: true}, note)
+	r.evidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Nodes}, Names: shown, Columns: gpuColumns(sortedSet(resSet))}, note)
+	for _, name := range shown {
+		r.evidence(ctx, env, podsOnNode(name), "pods on "+name+", whose requests count against its allocatable")
 	}
 	r.Table = table
 	for _, g := range gpus {

@@ -55,9 +55,11 @@ func NewLive(flags genericclioptions.RESTClientGetter, now func() time.Time) (*L
 		contextName = *cf.Context
 	}
 	cfg = rest.CopyConfig(cfg)
-	// Many checks read concurrently; client-go's default of 5 requests a
-	// second would serialise them behind its rate limiter.
-	cfg.QPS, cfg.Burst = 50, 100
+	// No client-side rate limit: the reads are already bounded (each query
+	// once, a few checks at a time, a few per-node LISTs at a time), and a
+	// token bucket only made a 500-GPU-node cluster wait 8 s for nothing.
+	// The server's priority and fairness still protects it.
+	cfg.QPS = -1
 	cfg.UserAgent = "aiconform"
 
 	proto := rest.CopyConfig(cfg)

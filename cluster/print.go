@@ -3,14 +3,12 @@ package cluster
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -197,7 +195,7 @@ func (c *Cache) Print(ctx context.Context, g Get) (string, time.Time, error) {
 // does: every object fetched, gathered into one v1 List, printed once.
 func (c *Cache) printColumns(ctx context.Context, g Get) (string, time.Time, error) {
 	var errOut bytes.Buffer
-	list := corev1.List{TypeMeta: metav1.TypeMeta{Kind: "List", APIVersion: "v1"}}
+	list := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": "v1", "kind": "List"}}
 	var captured time.Time
 	for _, q := range g.Queries() {
 		objs, at, err := c.List(ctx, q)
@@ -214,20 +212,20 @@ func (c *Cache) printColumns(ctx context.Context, g Get) (string, time.Time, err
 				fmt.Fprintf(&errOut, "Error from server (NotFound): %s %q not found\n", qualified(q.Resource), name)
 			}
 		}
-		gvk := q.Resource.GVR.GroupVersion().WithKind(q.Resource.Kind)
+		apiVersion, kind := q.Resource.GVR.GroupVersion().WithKind(q.Resource.Kind).ToAPIVersionAndKind()
 		for _, o := range objs {
-			o = o.DeepCopyObject()
-			o.GetObjectKind().SetGroupVersionKind(gvk)
-			list.Items = append(list.Items, runtime.RawExtension{Object: o})
+			// The converter gives the same map the object's JSON would,
+			// without writing and parsing JSON; it also copies, so the
+			// shared object is left alone.
+			m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+			if err != nil {
+				return "", captured, err
+			}
+			u := unstructured.Unstructured{Object: m}
+			u.SetAPIVersion(apiVersion)
+			u.SetKind(kind)
+			list.Items = append(list.Items, u)
 		}
-	}
-	data, err := json.Marshal(list)
-	if err != nil {
-		return "", captured, err
-	}
-	obj, err := runtime.Decode(unstructured.UnstructuredJSONScheme, data)
-	if err != nil {
-		return "", captured, err
 	}
 	p, err := kubectlget.NewCustomColumnsPrinterFromSpec(g.Columns, unstructured.UnstructuredJSONScheme, false)
 	if err != nil {
@@ -235,7 +233,7 @@ func (c *Cache) printColumns(ctx context.Context, g Get) (string, time.Time, err
 	}
 	var out bytes.Buffer
 	if len(list.Items) > 0 {
-		if err := p.PrintObj(obj, &out); err != nil {
+		if err := p.PrintObj(list, &out); err != nil {
 			return "", captured, err
 		}
 	}

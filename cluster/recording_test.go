@@ -325,6 +325,18 @@ func TestRecordingRoundTrip(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, string(want), string(got))
 	})
+	t.Run("the compact JSON form loads to the same recording", func(t *testing.T) {
+		compact, err := rec.MarshalCompact()
+		require.NoError(t, err)
+		require.Equal(t, byte('{'), compact[0])
+		fromJSON, err := LoadRecording("round-trip", compact)
+		require.NoError(t, err)
+		a, err := fromJSON.Marshal()
+		require.NoError(t, err)
+		b, err := replayed.Marshal()
+		require.NoError(t, err)
+		assert.Equal(t, string(b), string(a))
+	})
 }
 
 func TestLoadRecordingRejects(t *testing.T) {

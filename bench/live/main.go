@@ -8,16 +8,20 @@
 // 127.0.0.1), writes the "demo" scenario of fixtures/scenarios (the
 // operators' real CRDs, controllers, webhooks, an InferenceService and a
 // RayCluster) and then the bulk of the cluster, and times, three runs each:
-// `kubectl get pods -A`; the nine kubectl calls of a hand-made report; and
-// `aiconform check all`, built from this tree. It prints the median wall
-// time and the largest peak RSS of each, and stops the control plane at the
-// end, on error and on Ctrl-C too.
+// `kubectl get pods -A`; the nine kubectl calls of a hand-made report;
+// `aiconform check all`, built from this tree; and, as an experiment, the
+// same checks in a child process of this program whose clients have
+// client-go's client-side rate limiter off. It prints the median wall time
+// and the largest peak RSS of each, then times single LISTs of the kinds a
+// run makes, and stops the control plane at the end, on error and on
+// Ctrl-C too.
 //
-// Writing the cluster is the slow part: on this machine (2 cores, shared by
-// etcd, kube-apiserver and the writer) the 50,000 pods take about 4 minutes
-// (create plus status update, about 210 pods a second), the nodes,
-// Deployments and ReplicaSets another 40 seconds; a whole run takes about 6
-// minutes.
+// Writing the cluster is the slow part. On this machine (2 cores, shared by
+// etcd, kube-apiserver and the writer) the 50,000 pods take 3.5 to 4.25
+// minutes (create plus status update, about 200 to 235 pods a second with
+// 32 writers); the 2,000 nodes 5 to 7 seconds, the 4,200 Deployments and
+// ReplicaSets 26 to 35 seconds. A whole run, measurements included, takes
+// 6.5 to 7 minutes. bench/README.md has the figures measured.
 package main
 
 import (
@@ -32,6 +36,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -72,6 +77,9 @@ type options struct {
 	// client-side rate limiter off, against $KUBECONFIG, and exits: the
 	// experiment row of the table runs this program so.
 	unthrottled bool
+	// memprofile is where the first unthrottled run writes its heap
+	// profile (allocations by call site), when set.
+	memprofile string
 }
 
 func run() (err error) {
@@ -83,12 +91,13 @@ func run() (err error) {
 	flag.IntVar(&o.runs, "runs", 3, "runs of each measurement")
 	flag.IntVar(&o.workers, "workers", 32, "concurrent writers")
 	flag.BoolVar(&o.unthrottled, "unthrottled-check-all", false, "(internal) run check all once against $KUBECONFIG with client-side rate limiting off")
+	flag.StringVar(&o.memprofile, "memprofile", "", "write a heap profile of the first unthrottled check all run to this file")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if o.unthrottled {
-		return unthrottledCheckAll(ctx)
+		return unthrottledCheckAll(ctx, o.memprofile)
 	}
 
 	root, err := repoRoot()
@@ -146,7 +155,7 @@ func run() (err error) {
 	if err := os.MkdirAll(m.home, 0o755); err != nil {
 		return err
 	}
-	if err := m.all(ctx, o.runs, aiconform, filepath.Join(tmp, "report"), c.PIDs()); err != nil {
+	if err := m.all(ctx, o.runs, aiconform, filepath.Join(tmp, "report"), o.memprofile, c.PIDs()); err != nil {
 		return err
 	}
 	return probe(ctx, kube, objs)
@@ -401,7 +410,7 @@ feed:
 // cluster.Live clients built as cluster.NewLive builds them but without
 // client-go's client-side rate limiter (NewLive sets QPS 50, burst 100):
 // the experiment that says how much of a run is spent waiting on it.
-func unthrottledCheckAll(ctx context.Context) error {
+func unthrottledCheckAll(ctx context.Context, memprofile string) error {
 	flags := genericclioptions.NewConfigFlags(true)
 	live, err := cluster.NewLive(flags, time.Now)
 	if err != nil {
@@ -429,6 +438,16 @@ func unthrottledCheckAll(ctx context.Context) error {
 	r, err := bench.CheckAll(ctx, live)
 	if err != nil {
 		return err
+	}
+	if memprofile != "" {
+		f, err := os.Create(memprofile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+			return err
+		}
 	}
 	if !r.Report.Summary.Passed {
 		return errors.New("a MUST requirement is not met")
@@ -461,7 +480,7 @@ var handMade = [][]string{
 	{"describe", "node", "gpu-node-1"},
 }
 
-func (m *measurer) all(ctx context.Context, runs int, aiconform, reportDir string, pids map[string]int) error {
+func (m *measurer) all(ctx context.Context, runs int, aiconform, reportDir, memprofile string, pids map[string]int) error {
 	kubectl := filepath.Join(m.root, "bin", "kubectl")
 	// kubectl caches discovery under $HOME/.kube; a warm cache is what a
 	// person running a report has.
@@ -502,7 +521,11 @@ func (m *measurer) all(ctx context.Context, runs int, aiconform, reportDir strin
 		m.step("run %d: aiconform check all: %s, %d MiB", r, s.wall.Round(10*time.Millisecond), s.rssKB/1024)
 
 		out.Reset()
-		s, err = m.time(ctx, &out, self, "-unthrottled-check-all")
+		args := []string{"-unthrottled-check-all"}
+		if r == 1 && memprofile != "" {
+			args = append(args, "-memprofile", memprofile)
+		}
+		s, err = m.time(ctx, &out, self, args...)
 		if err != nil {
 			return fmt.Errorf("%w\n%s", err, out.String())
 		}
