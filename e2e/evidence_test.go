@@ -32,6 +32,9 @@ func TestEvidenceReRuns(t *testing.T) {
 	binDir := rigBin(t)
 	for _, sc := range scenarios.All() {
 		t.Run(sc.Name, func(t *testing.T) {
+			// Each scenario has a control plane of its own; two at a time
+			// keep both cores busy while one waits on CRDs.
+			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			c, err := rig.Start(ctx, rig.Options{Dir: t.TempDir(), BinDir: binDir, ControlPlaneOnly: true})
@@ -51,23 +54,30 @@ func TestEvidenceReRuns(t *testing.T) {
 			require.NoError(t, err)
 			out := checks.Run(ctx, cluster.NewCache(live), profiles, checks.Registry(), checks.RunOptions{Concurrency: 4, Timeout: time.Minute}, time.Now)
 
-			blocks, exact := 0, 0
-			for _, r := range out.Results {
-				for _, step := range r.Evidence {
-					blocks++
-					got := kubectl(t, binDir, kubeconfig, sc.As, step.Command)
-					if got == step.Output {
-						exact++
-						continue
-					}
-					assert.Equal(t, withoutAge(step.Output), withoutAge(got),
-						"%s (%s): `%s` prints something else than the report says", r.Check.ID, r.Operator, step.Command)
-				}
-			}
-			require.NotZero(t, blocks, "no evidence at all")
-			t.Logf("%d evidence blocks re-run, %d byte for byte, the rest equal but for AGE", blocks, exact)
+			assertEvidenceReRuns(t, binDir, kubeconfig, sc.As, out)
 		})
 	}
+}
+
+// assertEvidenceReRuns runs every evidence command of a run with the rig's
+// kubectl and asserts it prints what the evidence says, AGE aside.
+func assertEvidenceReRuns(t *testing.T, binDir, kubeconfig, as string, out checks.Outcome) {
+	t.Helper()
+	blocks, exact := 0, 0
+	for _, r := range out.Results {
+		for _, step := range r.Evidence {
+			blocks++
+			got := kubectl(t, binDir, kubeconfig, as, step.Command)
+			if got == step.Output {
+				exact++
+				continue
+			}
+			assert.Equal(t, withoutAge(step.Output), withoutAge(got),
+				"%s (%s): `%s` prints something else than the report says", r.Check.ID, r.Operator, step.Command)
+		}
+	}
+	require.NotZero(t, blocks, "no evidence at all")
+	t.Logf("%d evidence blocks re-run, %d byte for byte, the rest equal but for AGE", blocks, exact)
 }
 
 // kubectl runs an evidence command line in a shell, with the rig's kubectl

@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,12 +15,14 @@ import (
 
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/cluster"
+	"github.com/aiconform/aiconform/report"
 	"github.com/aiconform/aiconform/rig"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -187,7 +190,7 @@ func TestOperatorsOnRig(t *testing.T) {
 
 	kubeconfig := c.Kubeconfig()
 	t.Run("ChecksPass", func(t *testing.T) {
-		out, verdicts := runChecks(ctx, t, kubeconfig)
+		out, verdicts := runChecks(ctx, t, kubeconfig, "")
 		robust := verdictOf(t, verdicts, "robust_controller")
 		assert.Equal(t, checks.Implemented, robust.Status, "robust_controller: %s", robust.Conclusion)
 		for _, op := range []string{"kserve", "kuberay"} {
@@ -202,6 +205,8 @@ func TestOperatorsOnRig(t *testing.T) {
 			assert.Contains(t, []checks.Status{checks.Pass, checks.Warn}, r.Status, "webhooks-served for %s: %s", op, r.Reason)
 			t.Logf("webhooks-served for %s: %s: %s", op, r.Status, r.Reason)
 		}
+
+		assertEvidenceReRuns(t, binDir, kubeconfig, "", out)
 
 		gpu := result(t, out, "gpu-allocatable", "")
 		assert.Equal(t, checks.Pass, gpu.Status, gpu.Reason)
@@ -223,6 +228,55 @@ func TestOperatorsOnRig(t *testing.T) {
 		}
 	})
 
+	t.Run("ReadOnlyServiceAccount", func(t *testing.T) {
+		// The published read-only ClusterRole is enough for every check...
+		data, err := os.ReadFile(filepath.Join("..", "docs", "rbac", "aiconform-reader.yaml"))
+		require.NoError(t, err)
+		role := &rbacv1.ClusterRole{}
+		require.NoError(t, yaml.UnmarshalStrict(data, role))
+		for _, rule := range role.Rules {
+			assert.NotContains(t, rule.Resources, "secrets")
+			assert.ElementsMatch(t, []string{"get", "list", "watch"}, rule.Verbs)
+		}
+		roles := cs.RbacV1().ClusterRoles()
+		_, err = roles.Create(ctx, role, metav1.CreateOptions{})
+		require.NoError(t, err)
+		_, err = cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "aiconform-audit"}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		_, err = cs.CoreV1().ServiceAccounts("aiconform-audit").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "auditor"}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		_, err = cs.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "aiconform-reader"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role.Name},
+			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: "aiconform-audit", Name: "auditor"}},
+		}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		const as = "system:serviceaccount:aiconform-audit:auditor"
+		out, verdicts := runChecks(ctx, t, kubeconfig, as)
+		for _, v := range verdicts {
+			assert.Equal(t, checks.Implemented, v.Status, "%s as the read-only auditor: %s", v.Requirement.ID, v.Conclusion)
+		}
+		assertEvidenceReRuns(t, binDir, kubeconfig, as, out)
+
+		// ...and a read it may not make is an Error, never a Pass.
+		narrowed := role.DeepCopy()
+		narrowed.Rules[0].Resources = []string{"namespaces", "pods", "services"}
+		cur, err := roles.Get(ctx, role.Name, metav1.GetOptions{})
+		require.NoError(t, err)
+		narrowed.ResourceVersion = cur.ResourceVersion
+		_, err = roles.Update(ctx, narrowed, metav1.UpdateOptions{})
+		require.NoError(t, err)
+		require.NoError(t, wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			out, _ := runChecks(ctx, t, kubeconfig, as)
+			return result(t, out, "gpu-allocatable", "").Status != checks.Pass, nil
+		}))
+		out, verdicts = runChecks(ctx, t, kubeconfig, as)
+		gpu := result(t, out, "gpu-allocatable", "")
+		assert.Equal(t, checks.Error, gpu.Status, gpu.Reason)
+		assert.Contains(t, gpu.Reason, `cannot list resource "nodes"`)
+		assert.Equal(t, checks.Error, verdictOf(t, verdicts, "gpu_nodes_allocatable").Result)
+	})
+
 	t.Run("Faults", func(t *testing.T) {
 		t.Run("KServeControllerScaledToZero", func(t *testing.T) {
 			scale(ctx, t, cs, kserve.Namespace(), kserve.Deployment(), 0)
@@ -235,14 +289,14 @@ func TestOperatorsOnRig(t *testing.T) {
 				pods, err := cs.CoreV1().Pods(kserve.Namespace()).List(ctx, metav1.ListOptions{LabelSelector: "control-plane=kserve-controller-manager"})
 				return err == nil && len(pods.Items) == 0, nil
 			}))
-			out, verdicts := runChecks(ctx, t, kubeconfig)
+			out, verdicts := runChecks(ctx, t, kubeconfig, "")
 			assertNotMet(t, out, verdicts, "kserve", "controller-ready")
 		})
 
 		t.Run("RayClusterWhileOperatorStopped", func(t *testing.T) {
 			require.NoError(t, kuberay.Stop(ctx))
 			orphan := create(ctx, t, dyn, rayClusterGVR, rayClusterYAML("raycluster-orphan"))
-			out, verdicts := runChecks(ctx, t, kubeconfig)
+			out, verdicts := runChecks(ctx, t, kubeconfig, "")
 			cr := assertNotMet(t, out, verdicts, "kuberay", "crs-reconciled")
 			assert.Contains(t, cr.Reason, "raycluster-orphan")
 
@@ -272,7 +326,7 @@ func TestOperatorsOnRig(t *testing.T) {
 				_, err = vwcs.Update(ctx, cur, metav1.UpdateOptions{})
 				require.NoError(t, err)
 			}()
-			out, verdicts := runChecks(ctx, t, kubeconfig)
+			out, verdicts := runChecks(ctx, t, kubeconfig, "")
 			r := assertNotMet(t, out, verdicts, "kserve", "webhooks-served")
 			assert.Contains(t, r.Reason, "caBundle is empty")
 		})
@@ -295,11 +349,16 @@ func TestOperatorsOnRig(t *testing.T) {
 	assert.Empty(t, refused, "the API server tried to reach cluster addresses")
 }
 
-// runChecks runs every check in-process, as `aiconform check all` does.
-func runChecks(ctx context.Context, t *testing.T, kubeconfig string) (checks.Outcome, []checks.Verdict) {
+// runChecks runs every check in-process, as `aiconform check all` does,
+// reading the cluster as user as (or as the admin when empty), and writes
+// the report files beside the test's other output.
+func runChecks(ctx context.Context, t *testing.T, kubeconfig, as string) (checks.Outcome, []checks.Verdict) {
 	t.Helper()
 	flags := genericclioptions.NewConfigFlags(false)
 	flags.KubeConfig = &kubeconfig
+	if as != "" {
+		flags.Impersonate = &as
+	}
 	live, err := cluster.NewLive(flags, time.Now)
 	require.NoError(t, err)
 	profiles, err := checks.BuiltinProfiles()
@@ -307,8 +366,31 @@ func runChecks(ctx context.Context, t *testing.T, kubeconfig string) (checks.Out
 	registry := checks.Registry()
 	catalog, err := checks.Catalog(registry)
 	require.NoError(t, err)
-	out := checks.Run(ctx, cluster.NewCache(live), profiles, registry, checks.RunOptions{Concurrency: 4, Timeout: time.Minute}, time.Now)
-	return out, checks.Evaluate(catalog, out)
+	cache := cluster.NewCache(live)
+	started := time.Now()
+	info, err := cache.Info(ctx)
+	require.NoError(t, err)
+	out := checks.Run(ctx, cache, profiles, registry, checks.RunOptions{Concurrency: 4, Timeout: time.Minute}, time.Now)
+	verdicts := checks.Evaluate(catalog, out)
+	writeReport(t, report.Build(report.Tool{Name: "aiconform", Version: "e2e"}, info, started, time.Now(), out, verdicts))
+	return out, verdicts
+}
+
+// writeReport puts report.md and report.json of a run on disk, as
+// `--out` does, and checks both were written.
+func writeReport(t *testing.T, rep *report.Report) {
+	t.Helper()
+	require.NoError(t, rep.Seal(checks.Must))
+	dir := t.TempDir()
+	for name, render := range map[string]func(io.Writer, *report.Report) error{"report.md": report.Markdown, "report.json": report.JSON} {
+		f, err := os.Create(filepath.Join(dir, name))
+		require.NoError(t, err)
+		require.NoError(t, render(f, rep))
+		require.NoError(t, f.Close())
+		st, err := os.Stat(f.Name())
+		require.NoError(t, err)
+		assert.NotZero(t, st.Size())
+	}
 }
 
 // assertNotMet asserts that a fault of one operator shows: the check gives
