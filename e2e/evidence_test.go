@@ -16,6 +16,7 @@ import (
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/cluster"
 	"github.com/aiconform/aiconform/fixtures/scenarios"
+	"github.com/aiconform/aiconform/report"
 	"github.com/aiconform/aiconform/rig"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -55,8 +56,41 @@ func TestEvidenceReRuns(t *testing.T) {
 			out := checks.Run(ctx, cluster.NewCache(live), profiles, checks.Registry(), checks.RunOptions{Concurrency: 4, Timeout: time.Minute}, time.Now)
 
 			assertEvidenceReRuns(t, binDir, kubeconfig, sc.As, out)
+
+			// The scenario's fault shows on the real API server as it does
+			// in its recording: never a Pass.
+			want, ok := faults[sc.Name]
+			require.True(t, ok, "scenario %s has no expected verdict here", sc.Name)
+			got := "none"
+			for _, r := range out.Results {
+				if r.Check.ID == want.check && r.Operator == want.operator {
+					got = string(r.Status)
+					assert.Equal(t, want.status, r.Status, "%s/%s on %s: %s", want.check, want.operator, sc.Name, r.Reason)
+				}
+			}
+			require.NotEqual(t, "none", got, "no result for %s/%s", want.check, want.operator)
+			catalog, err := checks.Catalog(checks.Registry())
+			require.NoError(t, err)
+			info, err := live.Info(ctx)
+			require.NoError(t, err)
+			writeReport(t, report.Build(report.Tool{Name: "aiconform", Version: "e2e"}, info, time.Now(), time.Now(), out, checks.Evaluate(catalog, out)))
 		})
 	}
+}
+
+// faults is the verdict each scenario is about.
+var faults = map[string]struct {
+	check, operator string
+	status          checks.Status
+}{
+	"demo":                 {"crs-reconciled", "kserve", checks.Pass},
+	"controller-crashloop": {"controller-ready", "kserve", checks.Fail},
+	"webhook-no-endpoints": {"webhooks-served", "kserve", checks.Fail},
+	"cr-unknown":           {"crs-reconciled", "kserve", checks.Fail},
+	"gpu-notready":         {"gpu-allocatable", "", checks.Fail},
+	"no-operator":          {"crds-established", "kserve", checks.Skip},
+	"crd-missing":          {"crds-established", "kserve", checks.Fail},
+	"forbidden-nodes":      {"gpu-allocatable", "", checks.Error},
 }
 
 // assertEvidenceReRuns runs every evidence command of a run with the rig's

@@ -73,7 +73,7 @@ func NewCmdCheck(streams genericiooptions.IOStreams, now func() time.Time, runF 
 	f.StringVar(&o.OutDir, "out", "", "directory to write report.md and report.json to")
 	f.StringVarP(&o.Output, "output", "o", "table", "what to print on stdout: table, json or markdown")
 	f.DurationVar(&o.Timeout, "timeout", 60*time.Second, "time limit of each check")
-	f.StringVar(&o.Fixture, "fixture", "", "run on a recorded cluster: a built-in name (demo) or a file from `aiconform snapshot`")
+	f.StringVar(&o.Fixture, "fixture", "", "run on a recorded cluster: a built-in name (demo) or a file recorded by 'aiconform snapshot'")
 	f.StringVar(&o.FailOn, "fail-on", "must", "lowest requirement level that fails the run: must or should")
 	f.IntVar(&o.Concurrency, "concurrency", 4, "checks run at once")
 	f.BoolVar(&o.Progress, "progress", false, "show progress on stderr even when it is not a terminal")
