@@ -1,14 +1,7 @@
 package bench
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"strings"
 	"time"
 
@@ -23,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+
+	"github.com/aiconform/aiconform/fixtures/scenarios"
 )
 
 // Operators are KServe and KubeRay installed and healthy, as the "demo"
@@ -313,11 +308,11 @@ func (g *gen) cond(t, status, reason string) map[string]any {
 // webhooks are KServe's and KubeRay's admission webhooks, served by their
 // controllers' Services, with a CA valid for ten years.
 func (o *Objects) webhooks(g *gen) error {
-	ca, err := selfSignedCA("kserve-webhook-ca", g.now)
+	ca, err := scenarios.SelfSignedCA("kserve-webhook-ca", g.now.Add(-150*24*time.Hour), 10*365*24*time.Hour)
 	if err != nil {
 		return err
 	}
-	rayCA, err := selfSignedCA("kuberay-webhook-ca", g.now)
+	rayCA, err := scenarios.SelfSignedCA("kuberay-webhook-ca", g.now.Add(-150*24*time.Hour), 10*365*24*time.Hour)
 	if err != nil {
 		return err
 	}
@@ -362,26 +357,4 @@ func (o *Objects) webhooks(g *gen) error {
 		},
 	}}
 	return nil
-}
-
-// selfSignedCA is the PEM certificate a webhook's caBundle holds.
-func selfSignedCA(cn string, now time.Time) ([]byte, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	serial, err := rand.Int(rand.Reader, big.NewInt(1<<62))
-	if err != nil {
-		return nil, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: serial, Subject: pkix.Name{CommonName: cn},
-		NotBefore: now.Add(-150 * 24 * time.Hour), NotAfter: now.Add(10 * 365 * 24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return nil, err
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), nil
 }

@@ -11,7 +11,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/printers"
@@ -148,7 +147,7 @@ func (c *Cache) Print(ctx context.Context, g Get) (string, time.Time, error) {
 		t = t.DeepCopy()
 		if len(g.Names) > 0 {
 			var missing []string
-			t.Rows, missing = pickRows(t.Rows, g.Names)
+			t.Rows, missing = pick(t.Rows, rowName, g.Names)
 			for _, name := range missing {
 				fmt.Fprintf(&errOut, "Error from server (NotFound): %s %q not found\n", qualified(q.Resource), name)
 			}
@@ -207,7 +206,7 @@ func (c *Cache) printColumns(ctx context.Context, g Get) (string, time.Time, err
 		}
 		if len(g.Names) > 0 {
 			var missing []string
-			objs, missing = pickObjects(objs, g.Names)
+			objs, missing = pick(objs, objectName, g.Names)
 			for _, name := range missing {
 				fmt.Fprintf(&errOut, "Error from server (NotFound): %s %q not found\n", qualified(q.Resource), name)
 			}
@@ -240,23 +239,6 @@ func (c *Cache) printColumns(ctx context.Context, g Get) (string, time.Time, err
 	return out.String() + errOut.String(), captured, nil
 }
 
-func pickObjects(objs []runtime.Object, names []string) (kept []runtime.Object, missing []string) {
-	byName := make(map[string]runtime.Object, len(objs))
-	for _, o := range objs {
-		if m, err := meta.Accessor(o); err == nil {
-			byName[m.GetName()] = o
-		}
-	}
-	for _, n := range names {
-		if o, ok := byName[n]; ok {
-			kept = append(kept, o)
-		} else {
-			missing = append(missing, n)
-		}
-	}
-	return kept, missing
-}
-
 // kubectlError is how kubectl prints an error the API server answered with,
 // so that evidence of a refused read reads as the command would show it.
 // Other errors (a recording without the answer) have no kubectl form.
@@ -278,21 +260,29 @@ func (g Get) allNamespaced() bool {
 	return true
 }
 
-// pickRows keeps the rows of the named objects in the order named, as
-// kubectl's one GET per name would print them, and says which are missing.
-func pickRows(rows []metav1.TableRow, names []string) (kept []metav1.TableRow, missing []string) {
-	byName := make(map[string]metav1.TableRow, len(rows))
-	for _, r := range rows {
-		byName[rowName(r)] = r
+// pick keeps the named items in the order named, as kubectl's one GET per
+// name would print them, and says which are missing.
+func pick[T any](items []T, nameOf func(T) string, names []string) (kept []T, missing []string) {
+	byName := make(map[string]T, len(items))
+	for _, it := range items {
+		byName[nameOf(it)] = it
 	}
 	for _, n := range names {
-		if r, ok := byName[n]; ok {
-			kept = append(kept, r)
+		if it, ok := byName[n]; ok {
+			kept = append(kept, it)
 		} else {
 			missing = append(missing, n)
 		}
 	}
 	return kept, missing
+}
+
+// objectName is the name of a listed object.
+func objectName(o runtime.Object) string {
+	if m, err := meta.Accessor(o); err == nil {
+		return m.GetName()
+	}
+	return ""
 }
 
 // qualified is how API errors name a resource: "deployments.apps".

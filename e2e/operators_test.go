@@ -333,12 +333,13 @@ func TestOperatorsOnRig(t *testing.T) {
 	})
 
 	for _, op := range []*rig.Operator{kserve, kuberay} {
-		rss, peak := procKB(op.PID(), "VmRSS:"), procKB(op.PID(), "VmHWM:")
+		rss, peak := rig.ProcessMemory(op.PID())
 		t.Logf("%s (pid %d): RSS %d MiB, peak %d MiB", op.Name(), op.PID(), rss/1024, peak/1024)
 	}
 	total := 0
 	for _, pid := range c.PIDs() {
-		total += procKB(pid, "VmRSS:")
+		rss, _ := rig.ProcessMemory(pid)
+		total += rss
 	}
 	t.Logf("whole rig RSS %d MiB; test ran %.1fs", total/1024, time.Since(began).Seconds())
 
@@ -557,22 +558,6 @@ func retryConflict(f func() error) error {
 		}
 	}
 	return f()
-}
-
-// procKB reads a kB field (VmRSS:, VmHWM: = peak RSS) of /proc/PID/status;
-// 0 when unavailable.
-func procKB(pid int, field string) int {
-	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, field); ok {
-			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
-			return kb
-		}
-	}
-	return 0
 }
 
 // testLogWriter sends the rig's progress lines to the test log.

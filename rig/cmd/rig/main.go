@@ -13,8 +13,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"sort"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -156,29 +154,13 @@ func status(dir string, w io.Writer) error {
 	sort.Strings(names)
 	var total, totalPeak int
 	for _, n := range names {
-		kb, peak := procKB(pids[n], "VmRSS:"), procKB(pids[n], "VmHWM:")
+		kb, peak := rig.ProcessMemory(pids[n])
 		total += kb
 		totalPeak += peak
 		fmt.Fprintf(w, "%-24s pid %-8d rss %6d MiB  peak %6d MiB\n", n, pids[n], kb/1024, peak/1024)
 	}
 	fmt.Fprintf(w, "%-24s %-12s rss %6d MiB  peak %6d MiB\n", "total", "", total/1024, totalPeak/1024)
 	return nil
-}
-
-// procKB reads a kB field (VmRSS:, VmHWM: = peak RSS) of
-// /proc/PID/status; 0 when unavailable.
-func procKB(pid int, field string) int {
-	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, field); ok {
-			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
-			return kb
-		}
-	}
-	return 0
 }
 
 // egressProxy serves until SIGTERM or SIGINT.
