@@ -54,6 +54,10 @@ func clusterInfo(ctx context.Context, c *cluster.Cache) (cluster.Info, error) {
 		case apierrors.IsUnauthorized(err), apierrors.IsForbidden(err):
 			return info, &clusterError{fmt.Errorf("the cluster refused us: %w", err)}
 		case errors.As(err, &netErr), errors.Is(err, context.DeadlineExceeded):
+			if info.Server == "http://localhost:8080" {
+				// client-go's fallback when no kubeconfig was found at all.
+				return info, &clusterError{errors.New("no kubeconfig found (use --kubeconfig or KUBECONFIG), and nothing answers on localhost:8080; to try aiconform without a cluster: aiconform check all --fixture demo")}
+			}
 			return info, &clusterError{fmt.Errorf("cannot reach the cluster: %w", err)}
 		default:
 			return info, &clusterError{err}
