@@ -70,8 +70,8 @@ func NewCmdCheck(streams genericiooptions.IOStreams, now func() time.Time, runF 
 	o.ConfigFlags.AddFlags(f)
 	f.StringSliceVar(&o.Operators, "operator", nil, "limit the run to these operator profiles (kserve, kuberay, ...)")
 	f.StringArrayVar(&o.Profiles, "profile", nil, "an operator profile YAML file to add (repeatable)")
-	f.StringVar(&o.OutDir, "out", "", "directory to write report.md and report.json to")
-	f.StringVarP(&o.Output, "output", "o", "table", "what to print on stdout: table, json or markdown")
+	f.StringVar(&o.OutDir, "out", "", "directory to write report.md, report.json and junit.xml to")
+	f.StringVarP(&o.Output, "output", "o", "table", "what to print on stdout: table, json, markdown or junit")
 	f.DurationVar(&o.Timeout, "timeout", 60*time.Second, "time limit of each check")
 	f.StringVar(&o.Fixture, "fixture", "", "run on a recorded cluster: a built-in name (demo) or a file recorded by 'aiconform snapshot'")
 	f.StringVar(&o.FailOn, "fail-on", "must", "lowest requirement level that fails the run: must or should")
@@ -83,9 +83,9 @@ func NewCmdCheck(streams genericiooptions.IOStreams, now func() time.Time, runF 
 // Validate rejects bad flag values before anything is read.
 func (o *CheckOptions) Validate() error {
 	switch o.Output {
-	case "table", "json", "markdown":
+	case "table", "json", "markdown", "junit":
 	default:
-		return usageErrorf("--output %q: want table, json or markdown", o.Output)
+		return usageErrorf("--output %q: want table, json, markdown or junit", o.Output)
 	}
 	if o.FailOn != "must" && o.FailOn != "should" {
 		return usageErrorf("--fail-on %q: want must or should", o.FailOn)
@@ -152,13 +152,13 @@ func (o *CheckOptions) Run(ctx context.Context) error {
 		}
 	}
 	render := map[string]func(io.Writer, *report.Report) error{
-		"table": report.Summary, "json": report.JSON, "markdown": report.Markdown,
+		"table": report.Summary, "json": report.JSON, "markdown": report.Markdown, "junit": report.JUnit,
 	}[o.Output]
 	if err := render(o.streams.Out, rep); err != nil {
 		return err
 	}
 	if o.OutDir != "" {
-		fmt.Fprintf(o.streams.ErrOut, "wrote %s and %s\n", filepath.Join(o.OutDir, "report.md"), filepath.Join(o.OutDir, "report.json"))
+		fmt.Fprintf(o.streams.ErrOut, "wrote %s, %s and %s\n", filepath.Join(o.OutDir, "report.md"), filepath.Join(o.OutDir, "report.json"), filepath.Join(o.OutDir, "junit.xml"))
 	}
 	if !rep.Summary.Passed {
 		return &notMetError{msg: fmt.Sprintf("a %s requirement is not met", o.FailOn)}
@@ -166,13 +166,14 @@ func (o *CheckOptions) Run(ctx context.Context) error {
 	return nil
 }
 
-// writeReports writes report.md and report.json, each whole or not at all.
+// writeReports writes report.md, report.json and junit.xml, each whole or
+// not at all. junit.xml is named as the CNCF validator expects to find it.
 func writeReports(dir string, rep *report.Report) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return usageErrorf("--out: %v", err)
 	}
 	for name, render := range map[string]func(io.Writer, *report.Report) error{
-		"report.md": report.Markdown, "report.json": report.JSON,
+		"report.md": report.Markdown, "report.json": report.JSON, "junit.xml": report.JUnit,
 	} {
 		var buf bytes.Buffer
 		if err := render(&buf, rep); err != nil {

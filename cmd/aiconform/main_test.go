@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	junit "github.com/joshdk/go-junit"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -69,7 +70,7 @@ func TestExitCodes(t *testing.T) {
 
 // TestDemoGolden pins the whole demo report: evidence, verdicts, layout.
 func TestDemoGolden(t *testing.T) {
-	for _, format := range []string{"markdown", "json", "table"} {
+	for _, format := range []string{"markdown", "json", "table", "junit"} {
 		t.Run(format, func(t *testing.T) {
 			code, out, errOut := run(t, "check", "all", "--fixture", "demo", "-o", format)
 			require.Equal(t, 0, code, errOut)
@@ -88,8 +89,10 @@ func golden(t *testing.T, path, got string) {
 	assert.Equal(t, string(want), got, "%s is out of date; run `go test ./cmd/aiconform -update` and read the diff", path)
 }
 
-// TestOutDirValidates writes report.md and report.json for every fixture and
-// validates each JSON against the published schema.
+// TestOutDirValidates writes report.md, report.json and junit.xml for every
+// fixture, validates each JSON against the published schema and reads each
+// junit.xml with a JUnit consumer: a requirement not met must be a failing
+// testcase there, or the CNCF validator would let it through.
 func TestOutDirValidates(t *testing.T) {
 	c := jsonschema.NewCompiler()
 	c.AssertFormat()
@@ -111,9 +114,27 @@ func TestOutDirValidates(t *testing.T) {
 			assert.NoError(t, schema.Validate(doc))
 			var rep struct {
 				SchemaVersion string `json:"schemaVersion"`
+				Requirements  []struct {
+					ID     string `json:"id"`
+					Result string `json:"result"`
+				} `json:"requirements"`
 			}
 			require.NoError(t, json.Unmarshal(data, &rep))
 			assert.Equal(t, "1", rep.SchemaVersion)
+
+			suites, err := junit.IngestFile(filepath.Join(dir, "junit.xml"))
+			require.NoError(t, err)
+			require.Len(t, suites, len(rep.Requirements))
+			want := map[string]junit.Status{"pass": junit.StatusPassed, "warn": junit.StatusPassed, "fail": junit.StatusFailed, "error": junit.StatusError}
+			for i, req := range rep.Requirements {
+				assert.Equal(t, req.ID, suites[i].Name)
+				require.NotEmpty(t, suites[i].Tests)
+				verdict := suites[i].Tests[len(suites[i].Tests)-1]
+				assert.Equal(t, req.ID, verdict.Name, "the verdict testcase closes the suite")
+				if status, ok := want[req.Result]; ok {
+					assert.Equal(t, status, verdict.Status, "%s: result %s", req.ID, req.Result)
+				}
+			}
 		})
 	}
 }

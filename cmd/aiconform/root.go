@@ -88,7 +88,9 @@ It only reads the cluster (get and list). Use --fixture to run on a recorded clu
 	root.AddCommand(
 		NewCmdCheck(streams, now, nil),
 		NewCmdList(streams),
+		NewCmdReport(streams),
 		NewCmdSnapshot(streams, now),
+		NewCmdSubmission(streams),
 		NewCmdVersion(streams),
 	)
 	return root
