@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/aiconform/aiconform/checks"
@@ -82,9 +83,7 @@ func NewCmdCheck(streams genericiooptions.IOStreams, now func() time.Time, runF 
 
 // Validate rejects bad flag values before anything is read.
 func (o *CheckOptions) Validate() error {
-	switch o.Output {
-	case "table", "json", "markdown", "junit":
-	default:
+	if _, ok := renderers[o.Output]; !ok {
 		return usageErrorf("--output %q: want table, json, markdown or junit", o.Output)
 	}
 	if o.FailOn != "must" && o.FailOn != "should" {
@@ -151,14 +150,15 @@ func (o *CheckOptions) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	render := map[string]func(io.Writer, *report.Report) error{
-		"table": report.Summary, "json": report.JSON, "markdown": report.Markdown, "junit": report.JUnit,
-	}[o.Output]
-	if err := render(o.streams.Out, rep); err != nil {
+	if err := renderers[o.Output](o.streams.Out, rep); err != nil {
 		return err
 	}
 	if o.OutDir != "" {
-		fmt.Fprintf(o.streams.ErrOut, "wrote %s, %s and %s\n", filepath.Join(o.OutDir, "report.md"), filepath.Join(o.OutDir, "report.json"), filepath.Join(o.OutDir, "junit.xml"))
+		var paths []string
+		for _, f := range reportFiles {
+			paths = append(paths, filepath.Join(o.OutDir, f.name))
+		}
+		fmt.Fprintf(o.streams.ErrOut, "wrote %s\n", strings.Join(paths, ", "))
 	}
 	if !rep.Summary.Passed {
 		return &notMetError{msg: fmt.Sprintf("a %s requirement is not met", o.FailOn)}
@@ -166,20 +166,28 @@ func (o *CheckOptions) Run(ctx context.Context) error {
 	return nil
 }
 
-// writeReports writes report.md, report.json and junit.xml, each whole or
-// not at all. junit.xml is named as the CNCF validator expects to find it.
+// renderers are the outputs of -o.
+var renderers = map[string]func(io.Writer, *report.Report) error{
+	"table": report.Summary, "json": report.JSON, "markdown": report.Markdown, "junit": report.JUnit,
+}
+
+// reportFiles are what --out writes, in this order. junit.xml is named as
+// the CNCF validator expects to find it.
+var reportFiles = []struct{ name, format string }{
+	{"report.md", "markdown"}, {"report.json", "json"}, {"junit.xml", "junit"},
+}
+
+// writeReports writes every report file, each whole or not at all.
 func writeReports(dir string, rep *report.Report) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return usageErrorf("--out: %v", err)
 	}
-	for name, render := range map[string]func(io.Writer, *report.Report) error{
-		"report.md": report.Markdown, "report.json": report.JSON, "junit.xml": report.JUnit,
-	} {
+	for _, f := range reportFiles {
 		var buf bytes.Buffer
-		if err := render(&buf, rep); err != nil {
-			return fmt.Errorf("render %s: %w", name, err)
+		if err := renderers[f.format](&buf, rep); err != nil {
+			return fmt.Errorf("render %s: %w", f.name, err)
 		}
-		path := filepath.Join(dir, name)
+		path := filepath.Join(dir, f.name)
 		tmp := path + ".tmp"
 		if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
 			return usageErrorf("--out: %v", err)
