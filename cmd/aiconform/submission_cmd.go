@@ -32,6 +32,7 @@ func NewCmdSubmission(streams genericiooptions.IOStreams) *cobra.Command {
 		NewCmdSubmissionSign(streams, nil),
 		NewCmdSubmissionVerify(streams, nil),
 		NewCmdSubmissionKeygen(streams, nil),
+		newCmdSubmissionLint(streams),
 	)
 	return cmd
 }

@@ -1,0 +1,114 @@
+package submission
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/aiconform/aiconform/checks"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// sharedCNCF holds the official templates and real submissions; they are
+// read at test time and never copied into the project.
+const sharedCNCF = "../../shared/cncf"
+
+func templatePath(t *testing.T, version string) string {
+	t.Helper()
+	p := filepath.Join(sharedCNCF, "AIConformance-"+version+".yaml")
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("the CNCF templates are not at %s (%v): they live next to the repository, in ../shared/cncf", sharedCNCF, err)
+	}
+	return p
+}
+
+// The embedded facts must say exactly what the official templates say, in
+// their order; only descriptions are left out.
+func TestChecklistsMatchTemplates(t *testing.T) {
+	all, err := Checklists()
+	require.NoError(t, err)
+	require.Len(t, all, 5)
+	for _, c := range all {
+		t.Run(c.Version, func(t *testing.T) {
+			tpl, err := ReadProduct(templatePath(t, c.Version))
+			require.NoError(t, err)
+			assert.Equal(t, "v"+c.Version, tpl.Metadata["kubernetesVersion"])
+			type fact struct{ id, category, level string }
+			var want, got []fact
+			var cats []string
+			for _, cat := range tpl.Categories {
+				cats = append(cats, cat.Name)
+				for _, it := range cat.Items {
+					want = append(want, fact{it.ID, cat.Name, it.Level})
+				}
+			}
+			for _, it := range c.Items {
+				got = append(got, fact{it.ID, it.Category, it.Level})
+				assert.NotEmpty(t, it.Title, it.ID)
+			}
+			assert.Equal(t, want, got)
+			assert.Equal(t, Categories, cats)
+		})
+	}
+}
+
+func TestChecklistFacts(t *testing.T) {
+	for _, tc := range []struct {
+		version      string
+		conditional  []string
+		urlRequired  bool
+		fileEvidence bool
+	}{
+		{"v1.33", []string{"cluster_autoscaling", "pod_autoscaling"}, false, false},
+		{"v1.34", nil, false, false},
+		{"v1.35.3", nil, true, false},
+		{"1.36", nil, true, false},
+		{"v1.37", nil, true, true},
+	} {
+		t.Run(tc.version, func(t *testing.T) {
+			c, err := ChecklistFor(tc.version)
+			require.NoError(t, err)
+			var conditional []string
+			for _, it := range c.Items {
+				if it.Conditional {
+					conditional = append(conditional, it.ID)
+				}
+			}
+			assert.Equal(t, tc.conditional, conditional)
+			assert.Equal(t, tc.urlRequired, c.ConformanceURLRequired)
+			assert.Equal(t, tc.fileEvidence, c.FileEvidence)
+			rc, ok := c.Item("robust_controller")
+			require.True(t, ok)
+			assert.Equal(t, []string{"robust_controller"}, rc.Aiconform)
+		})
+	}
+	_, err := ChecklistFor("v1.38")
+	assert.ErrorContains(t, err, "no checklist")
+	_, err = ChecklistFor("latest")
+	assert.ErrorContains(t, err, "not a version")
+}
+
+// Every aiconform requirement a checklist item names must exist in
+// aiconform's own catalog, with the same category and level.
+func TestChecklistServedByCatalog(t *testing.T) {
+	reqs, err := checks.Catalog(checks.Registry())
+	require.NoError(t, err)
+	all, err := Checklists()
+	require.NoError(t, err)
+	for _, c := range all {
+		for _, it := range c.Items {
+			for _, id := range it.Aiconform {
+				var found bool
+				for _, r := range reqs {
+					if r.ID == id {
+						found = true
+						assert.Equal(t, it.Category, r.Category, "%s %s", c.Version, id)
+						assert.Equal(t, it.Level, string(r.Level), "%s %s", c.Version, id)
+					}
+				}
+				assert.True(t, found, "%s: %s names aiconform requirement %s, which the catalog lacks", c.Version, it.ID, id)
+			}
+		}
+	}
+}
