@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,33 +14,10 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
 
-// runReport runs `aiconform report ARGS...` the way main does. Until the
-// root command lists `report`, it is added here, and the exit code is mapped
-// as runWithClock maps it, so that these tests do not wait on root.go.
+// runReport runs `aiconform report ARGS...` through the real root.
 func runReport(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	args = append([]string{"report"}, args...)
-	var out, errOut bytes.Buffer
-	streams := genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
-	root := NewRootCmd(streams, fixedClock)
-	if found, _, err := root.Find(args); err == nil && found != root {
-		return run(t, args...)
-	}
-	root.AddCommand(NewCmdReport(streams))
-	root.SetArgs(args)
-	err := root.Execute()
-	var nm *notMetError
-	switch {
-	case err == nil:
-		code = exitOK
-	case errors.As(err, &nm):
-		errOut.WriteString("aiconform: " + nm.msg + "\n")
-		code = exitNotMet
-	default:
-		errOut.WriteString("aiconform: " + err.Error() + "\n")
-		code = exitUsage
-	}
-	return code, out.String(), errOut.String()
+	return run(t, append([]string{"report"}, args...)...)
 }
 
 // fixtureJSON writes report.json of `check all --fixture name` and returns

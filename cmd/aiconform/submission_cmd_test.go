@@ -8,7 +8,6 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -23,33 +22,9 @@ import (
 )
 
 // runSubmission runs argv through the real root and its exit-code mapping.
-// Until root.go registers `submission`, it adds the command to a root of its
-// own and maps the error as runWithClock does; after that it is plain run.
 func runSubmission(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	streams := genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
-	root := NewRootCmd(streams, fixedClock)
-	for _, c := range root.Commands() {
-		if c.Name() == "submission" {
-			return run(t, args...)
-		}
-	}
-	root.AddCommand(NewCmdSubmission(streams))
-	root.SetArgs(args)
-	err := root.Execute()
-	var nm *notMetError
-	switch {
-	case err == nil:
-		code = exitOK
-	case errors.As(err, &nm):
-		fmt.Fprintln(&errOut, "aiconform:", nm.msg)
-		code = exitNotMet
-	default:
-		fmt.Fprintln(&errOut, "aiconform:", err)
-		code = exitUsage
-	}
-	return code, out.String(), errOut.String()
+	return run(t, args...)
 }
 
 // writeKeyPair writes an ed25519 pair as openssl encodes it: PKCS#8 and PKIX.
