@@ -2,6 +2,9 @@ package checks
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	_ "embed"
 	"fmt"
 	"sort"
@@ -156,4 +159,24 @@ func unknownID(id string, reqs []Requirement, registry []Check) error {
 		best = ""
 	}
 	return &UnknownIDError{ID: id, Nearest: best}
+}
+
+// CatalogDigest identifies what a run judged by: the requirement catalog,
+// the built-in profiles and every check's metadata. Two reports with the
+// same digest were judged by the same rules, whatever the tool version.
+func CatalogDigest(registry []Check, profiles []*Profile) (string, error) {
+	h := sha256.New()
+	h.Write(catalogYAML)
+	enc := json.NewEncoder(h)
+	for _, c := range registry {
+		if err := enc.Encode(c.Meta()); err != nil {
+			return "", err
+		}
+	}
+	for _, p := range profiles {
+		if err := enc.Encode(p); err != nil {
+			return "", err
+		}
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }

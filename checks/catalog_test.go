@@ -177,3 +177,24 @@ func TestCatalog(t *testing.T) {
 		assert.Contains(t, err.Error(), `requirement robust_controller names unknown check "controller-ready"`)
 	})
 }
+
+func TestCatalogDigest(t *testing.T) {
+	registry := checks.Registry()
+	profiles, err := checks.BuiltinProfiles()
+	require.NoError(t, err)
+	a, err := checks.CatalogDigest(registry, profiles)
+	require.NoError(t, err)
+	b, err := checks.CatalogDigest(registry, profiles)
+	require.NoError(t, err)
+	assert.Equal(t, a, b, "the same rules give the same digest")
+	assert.Regexp(t, `^sha256:[0-9a-f]{64}$`, a)
+
+	changed := *profiles[0]
+	changed.Controller.Selector = "app=other"
+	c, err := checks.CatalogDigest(registry, append([]*checks.Profile{&changed}, profiles[1:]...))
+	require.NoError(t, err)
+	assert.NotEqual(t, a, c, "a changed profile changes the digest")
+	d, err := checks.CatalogDigest(registry[1:], profiles)
+	require.NoError(t, err)
+	assert.NotEqual(t, a, d, "a check less changes the digest")
+}

@@ -57,6 +57,9 @@ func (m *md) header() {
 		m.printf("> **Recorded, not live.** This report was produced from %s, not from a live cluster. Its evidence shows what the recording holds.\n\n", recording(info.Source, info.RecordedAt))
 	}
 	m.printf("- **Tool:** %s\n", inline(strings.TrimSpace(r.Tool.Name+" "+r.Tool.Version)))
+	if r.Tool.CatalogDigest != "" {
+		m.printf("- **Checks catalog:** `%s`\n", r.Tool.CatalogDigest)
+	}
 	m.printf("- **Kubernetes:** %s\n", orUnknown(inline(info.ServerVersion)))
 	clusterID := "unknown"
 	if info.ClusterID != "" {

@@ -31,6 +31,9 @@ type Report struct {
 type Tool struct {
 	Name    string `json:"name"`
 	Version string `json:"version"`
+	// CatalogDigest identifies the requirements, profiles and checks the run
+	// judged by (checks.CatalogDigest).
+	CatalogDigest string `json:"catalogDigest,omitempty"`
 }
 
 // Run says when, against what.

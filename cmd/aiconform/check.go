@@ -137,7 +137,11 @@ func (o *CheckOptions) Run(ctx context.Context) error {
 	}
 	out := checks.Run(ctx, cache, profiles, sel.Checks, opts, o.now)
 	verdicts := checks.Evaluate(sel.Requirements, out)
-	rep := report.Build(toolInfo(), info, started, o.now(), out, verdicts)
+	tool := toolInfo()
+	if tool.CatalogDigest, err = checks.CatalogDigest(registry, profiles); err != nil {
+		return err
+	}
+	rep := report.Build(tool, info, started, o.now(), out, verdicts)
 	failOn := checks.Must
 	if o.FailOn == "should" {
 		failOn = checks.Should
