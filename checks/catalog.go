@@ -3,9 +3,9 @@ package checks
 import (
 	"bytes"
 	"crypto/sha256"
+	_ "embed"
 	"encoding/hex"
 	"encoding/json"
-	_ "embed"
 	"fmt"
 	"sort"
 	"strings"
