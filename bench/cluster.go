@@ -9,6 +9,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -52,6 +53,8 @@ type Objects struct {
 	Validating      []*admissionregistrationv1.ValidatingWebhookConfiguration
 	Mutating        []*admissionregistrationv1.MutatingWebhookConfiguration
 	CustomResources []CustomResource
+	DaemonSets      []*appsv1.DaemonSet
+	Leases          []*coordinationv1.Lease
 }
 
 // CustomResource is a custom resource with the resource it is served as.
@@ -73,6 +76,8 @@ func (objs *Objects) Add(o *Objects) {
 	objs.Validating = append(objs.Validating, o.Validating...)
 	objs.Mutating = append(objs.Mutating, o.Mutating...)
 	objs.CustomResources = append(objs.CustomResources, o.CustomResources...)
+	objs.DaemonSets = append(objs.DaemonSets, o.DaemonSets...)
+	objs.Leases = append(objs.Leases, o.Leases...)
 }
 
 // Cluster is the whole synthetic cluster: the bulk of Workload plus KServe
@@ -175,6 +180,11 @@ func Workload(size Size, now time.Time) *Objects {
 			objs.Pods = append(objs.Pods, g.agentPod(a, n))
 		}
 	}
+	gpuNodes := min(size.GPUNodes, size.Nodes)
+	for _, a := range agents {
+		objs.DaemonSets = append(objs.DaemonSets, g.daemonSet(a, len(nodes)))
+	}
+	objs.DaemonSets = append(objs.DaemonSets, g.daemonSet(gpuAgent, gpuNodes), g.daemonSet(logAgent, len(nodes)-gpuNodes))
 
 	// Application slots, slot-major so that a Deployment's replicas spread
 	// over consecutive nodes as the scheduler's spreading would.
@@ -242,6 +252,7 @@ func (objs *Objects) sort() {
 	sort.Slice(objs.Deployments, func(i, j int) bool { return byKey(objs.Deployments[i], objs.Deployments[j]) })
 	sort.Slice(objs.ReplicaSets, func(i, j int) bool { return byKey(objs.ReplicaSets[i], objs.ReplicaSets[j]) })
 	sort.Slice(objs.Pods, func(i, j int) bool { return byKey(objs.Pods[i], objs.Pods[j]) })
+	sort.Slice(objs.DaemonSets, func(i, j int) bool { return byKey(objs.DaemonSets[i], objs.DaemonSets[j]) })
 }
 
 type gen struct {
@@ -399,14 +410,43 @@ func (g *gen) node(i int, name string, gpu bool) *corev1.Node {
 	}
 }
 
-// agentPod is a DaemonSet's pod on node n. The DaemonSet objects themselves
-// are left out: no check reads them.
+// agentLabels are the labels of an agent's pods: the GPU Operator labels
+// its device plugin's pods app=nvidia-device-plugin-daemonset.
+func agentLabels(a agent) map[string]string {
+	l := map[string]string{"app.kubernetes.io/name": a.name}
+	if a == gpuAgent {
+		l["app"] = a.name
+	}
+	return l
+}
+
+// daemonSet is an agent's DaemonSet, scheduled and ready on n nodes.
+func (g *gen) daemonSet(a agent, n int) *appsv1.DaemonSet {
+	sel := agentLabels(a)
+	c := g.container(a.name, a.image, a.port, resource.MustParse("100m"), resource.MustParse("128Mi"), 0)
+	nn := int32(n)
+	return &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: a.ns, Name: a.name, UID: uid("DaemonSet", a.ns, a.name), Labels: sel,
+			Generation: 3, CreationTimestamp: g.ago(300 * 24 * time.Hour)},
+		Spec: appsv1.DaemonSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: sel},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: sel},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{c}, PriorityClassName: "system-node-critical"}},
+		},
+		Status: appsv1.DaemonSetStatus{CurrentNumberScheduled: nn, DesiredNumberScheduled: nn, NumberReady: nn,
+			UpdatedNumberScheduled: nn, NumberAvailable: nn, ObservedGeneration: 3},
+	}
+}
+
+// agentPod is a DaemonSet's pod on node n.
 func (g *gen) agentPod(a agent, n *corev1.Node) *corev1.Pod {
 	ns, ds := a.ns, a.name
 	name := g.podName(ns, ds, ds+n.Name)
 	c := g.container(ds, a.image, a.port, resource.MustParse("100m"), resource.MustParse("128Mi"), 0)
 	c.SecurityContext = &corev1.SecurityContext{Privileged: ptr.To(ds != "node-exporter")}
-	p := g.pod(ns, name, map[string]string{"app.kubernetes.io/name": ds, "controller-revision-hash": podTemplateHash(ds)[:9], "pod-template-generation": "3"},
+	labels := agentLabels(a)
+	labels["controller-revision-hash"], labels["pod-template-generation"] = podTemplateHash(ds)[:9], "3"
+	p := g.pod(ns, name, labels,
 		metav1.OwnerReference{APIVersion: "apps/v1", Kind: "DaemonSet", Name: ds, UID: uid("DaemonSet", ns, ds), Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)},
 		n, hostIP(n), []corev1.Container{c})
 	p.Spec.HostNetwork = ds != "nvidia-device-plugin-daemonset"

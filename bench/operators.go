@@ -7,6 +7,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -70,6 +71,10 @@ func Operators(now time.Time, cpuNode, gpuNode *corev1.Node) (*Objects, error) {
 	o.addWorkload(kuberay)
 	o.addService(g.service("kserve", "kserve-webhook-server-service", nil, map[string]string{"control-plane": "kserve-controller-manager"}, 443), 9443, kserve.pods...)
 	o.addService(g.service("ray-system", "webhook-service", nil, kuberayLabels, 443), 9443, kuberay.pods...)
+	// Their leaders' Leases, renewed a moment ago by their pods.
+	o.Leases = append(o.Leases,
+		g.lease("kserve", "kserve-controller-manager-leader-lock", kserve.pods[0].Name),
+		g.lease("ray-system", "ray-operator-leader", kuberay.pods[0].Name))
 
 	// KServe's sklearn iris InferenceService, reconciled (RawDeployment).
 	o.CustomResources = append(o.CustomResources, CustomResource{
@@ -357,4 +362,20 @@ func (o *Objects) webhooks(g *gen) error {
 		},
 	}}
 	return nil
+}
+
+// lease is a leader-election Lease held by the pod named holder, as
+// controller-runtime writes it: `<hostname>_<uuid>`.
+func (g *gen) lease(ns, name, holder string) *coordinationv1.Lease {
+	renewed := metav1.NewMicroTime(g.now.Add(-2 * time.Second))
+	acquired := metav1.NewMicroTime(g.now.Add(-30 * 24 * time.Hour))
+	return &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: uid("Lease", ns, name), CreationTimestamp: g.ago(200 * 24 * time.Hour)},
+		Spec: coordinationv1.LeaseSpec{
+			HolderIdentity:       ptr.To(holder + "_" + string(uid("leader", ns, name))),
+			LeaseDurationSeconds: ptr.To[int32](15),
+			AcquireTime:          &acquired,
+			RenewTime:            &renewed,
+		},
+	}
 }

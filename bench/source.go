@@ -11,6 +11,7 @@ import (
 	"github.com/aiconform/aiconform/cluster"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -70,6 +71,7 @@ func Total(counts map[string]int) int {
 var builtins = []cluster.Resource{
 	cluster.Nodes, cluster.Namespaces, cluster.Pods, cluster.Services, cluster.Deployments, cluster.ReplicaSets,
 	cluster.EndpointSlices, cluster.CRDs, cluster.ValidatingWebhookConfigurations, cluster.MutatingWebhookConfigurations,
+	cluster.DaemonSets, cluster.Leases, cluster.Events,
 }
 
 // NewSource serves objs.
@@ -122,6 +124,12 @@ func NewSource(objs *Objects) *Source {
 	}
 	for _, o := range objs.Mutating {
 		add(cluster.MutatingWebhookConfigurations.GVR, o)
+	}
+	for _, o := range objs.DaemonSets {
+		add(cluster.DaemonSets.GVR, o)
+	}
+	for _, o := range objs.Leases {
+		add(cluster.Leases.GVR, o)
 	}
 	for _, cr := range objs.CustomResources {
 		// A custom resource is served at every served version of its CRD.
@@ -289,6 +297,11 @@ func supportedField(gvr schema.GroupVersionResource, f string) bool {
 		}
 	case cluster.Nodes.GVR:
 		return f == "spec.unschedulable"
+	case cluster.Events.GVR:
+		switch f {
+		case "type", "reason", "involvedObject.kind", "involvedObject.name", "involvedObject.namespace", "involvedObject.apiVersion":
+			return true
+		}
 	}
 	return false
 }
@@ -309,6 +322,10 @@ func fieldSet(o runtime.Object) fields.Set {
 		set["status.nominatedNodeName"] = t.Status.NominatedNodeName
 	case *corev1.Node:
 		set["spec.unschedulable"] = fmt.Sprint(t.Spec.Unschedulable)
+	case *corev1.Event:
+		set["type"], set["reason"] = t.Type, t.Reason
+		set["involvedObject.kind"], set["involvedObject.name"] = t.InvolvedObject.Kind, t.InvolvedObject.Name
+		set["involvedObject.namespace"], set["involvedObject.apiVersion"] = t.InvolvedObject.Namespace, t.InvolvedObject.APIVersion
 	}
 	return set
 }
@@ -372,6 +389,15 @@ func columns(resource string) []metav1.TableColumnDefinition {
 		return []metav1.TableColumnDefinition{nameCol, col("Webhooks", "integer", "", 0), ageCol}
 	case "namespaces":
 		return []metav1.TableColumnDefinition{nameCol, col("Status", "string", "", 0), ageCol}
+	case "daemonsets":
+		return []metav1.TableColumnDefinition{nameCol, col("Desired", "integer", "", 0), col("Current", "integer", "", 0),
+			col("Ready", "integer", "", 0), col("Up-to-date", "integer", "", 0), col("Available", "integer", "", 0),
+			col("Node Selector", "string", "", 0), ageCol, col("Containers", "string", "", 1), col("Images", "string", "", 1), col("Selector", "string", "", 1)}
+	case "leases":
+		return []metav1.TableColumnDefinition{nameCol, col("Holder", "string", "", 0), ageCol}
+	case "events":
+		return []metav1.TableColumnDefinition{col("Last Seen", "string", "", 0), col("Type", "string", "", 0), col("Reason", "string", "", 0),
+			col("Object", "string", "", 0), col("Message", "string", "", 0)}
 	}
 	return []metav1.TableColumnDefinition{nameCol, ageCol}
 }
@@ -428,6 +454,21 @@ func cells(o runtime.Object, now time.Time) []any {
 		return []any{t.Name, int64(len(t.Webhooks)), age(t, now)}
 	case *corev1.Namespace:
 		return []any{t.Name, string(t.Status.Phase), age(t, now)}
+	case *appsv1.DaemonSet:
+		c, i := containersAndImages(t.Spec.Template.Spec.Containers)
+		st := t.Status
+		return []any{t.Name, int64(st.DesiredNumberScheduled), int64(st.CurrentNumberScheduled), int64(st.NumberReady),
+			int64(st.UpdatedNumberScheduled), int64(st.NumberAvailable), orNone(labels.FormatLabels(t.Spec.Template.Spec.NodeSelector)),
+			age(t, now), c, i, metav1.FormatLabelSelector(t.Spec.Selector)}
+	case *coordinationv1.Lease:
+		holder := ""
+		if t.Spec.HolderIdentity != nil {
+			holder = *t.Spec.HolderIdentity
+		}
+		return []any{t.Name, holder, age(t, now)}
+	case *corev1.Event:
+		return []any{duration.HumanDuration(now.Sub(t.LastTimestamp.Time)), t.Type, t.Reason,
+			strings.ToLower(t.InvolvedObject.Kind) + "/" + t.InvolvedObject.Name, t.Message}
 	}
 	m := o.(metav1.Object)
 	return []any{m.GetName(), age(m, now)}

@@ -39,13 +39,13 @@ func TestSelect(t *testing.T) {
 			name:   "all",
 			ids:    []string{"all"},
 			reqs:   []string{"robust_controller", "gpu_nodes_allocatable"},
-			checks: []string{"crds-established", "controller-ready", "webhooks-served", "crs-reconciled", "gpu-allocatable"},
+			checks: []string{"crds-established", "controller-ready", "controller-lease", "webhooks-served", "crs-reconciled", "crs-events", "webhooks-answer", "canary-reconciled", "gpu-allocatable", "gpu-device-plugin"},
 		},
 		{
 			name:   "a requirement runs its checks",
 			ids:    []string{"robust_controller"},
 			reqs:   []string{"robust_controller"},
-			checks: []string{"crds-established", "controller-ready", "webhooks-served", "crs-reconciled"},
+			checks: []string{"crds-established", "controller-ready", "controller-lease", "webhooks-served", "crs-reconciled", "crs-events", "webhooks-answer", "canary-reconciled"},
 		},
 		{
 			name:   "a check reports its requirement",
@@ -69,13 +69,13 @@ func TestSelect(t *testing.T) {
 			name:   "duplicates collapse",
 			ids:    []string{"controller-ready", "robust_controller", "controller-ready"},
 			reqs:   []string{"robust_controller"},
-			checks: []string{"crds-established", "controller-ready", "webhooks-served", "crs-reconciled"},
+			checks: []string{"crds-established", "controller-ready", "controller-lease", "webhooks-served", "crs-reconciled", "crs-events", "webhooks-answer", "canary-reconciled"},
 		},
 		{
 			name:   "all with more",
 			ids:    []string{"all", "gpu-allocatable"},
 			reqs:   []string{"robust_controller", "gpu_nodes_allocatable"},
-			checks: []string{"crds-established", "controller-ready", "webhooks-served", "crs-reconciled", "gpu-allocatable"},
+			checks: []string{"crds-established", "controller-ready", "controller-lease", "webhooks-served", "crs-reconciled", "crs-events", "webhooks-answer", "canary-reconciled", "gpu-allocatable", "gpu-device-plugin"},
 		},
 	}
 	for _, tc := range tests {

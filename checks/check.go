@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/aiconform/aiconform/cluster"
+	"github.com/aiconform/aiconform/probe"
 )
 
 // Status is a check's verdict.
@@ -61,6 +62,9 @@ type Meta struct {
 	Requirement string
 	// PerOperator checks run once for each detected operator profile.
 	PerOperator bool
+	// Probe checks write to the cluster (dry runs, a canary in a namespace
+	// of the run's own) and run only under --probe.
+	Probe bool
 	// Description says what is checked and how the verdict is reached.
 	Description string
 	// Remediation says what to do when the check fails.
@@ -107,6 +111,9 @@ type Env struct {
 	Cluster *cluster.Cache
 	Profile *Profile
 	Now     func() time.Time
+	// Probe is the run's probe session under --probe; nil keeps the run
+	// read-only, and probe checks skip.
+	Probe *probe.Session
 }
 
 // Check is one question asked of the cluster.

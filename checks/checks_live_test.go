@@ -88,6 +88,8 @@ func TestChecksOnFakeCluster(t *testing.T) {
 				{"controller-ready", "widgets", checks.Skip, "serves none of its CRDs"},
 				{"webhooks-served", "widgets", checks.Skip, "serves none of its CRDs"},
 				{"crs-reconciled", "widgets", checks.Skip, "serves none of its CRDs"},
+				{"controller-lease", "widgets", checks.Skip, "serves none of its CRDs"},
+				{"crs-events", "widgets", checks.Skip, "serves none of its CRDs"},
 			},
 		},
 
@@ -167,7 +169,10 @@ func TestChecksOnFakeCluster(t *testing.T) {
 		{
 			name:  "no controller pod",
 			tweak: func(t *testing.T, w *world) { w.controllerPod = nil },
-			want:  []expect{{"controller-ready", "widgets", checks.Fail, "no controller pod in namespace demo-system with labels app=widget-controller"}},
+			want: []expect{
+				{"controller-ready", "widgets", checks.Fail, "no controller pod in namespace demo-system with labels app=widget-controller"},
+				{"controller-lease", "widgets", checks.Fail, "and no controller pod runs in namespace demo-system with labels app=widget-controller"},
+			},
 		},
 
 		// webhooks-served
@@ -388,7 +393,11 @@ func TestChecksOnFakeCluster(t *testing.T) {
 					node("gaudi-node-1", corev1.ConditionTrue, corev1.ResourceList{"habana.ai/gaudi": resource.MustParse("8")}),
 				)
 			},
-			want: []expect{{"gpu-allocatable", "", checks.Pass, "5 GPU nodes Ready with accelerators allocatable"}},
+			want: []expect{
+				{"gpu-allocatable", "", checks.Pass, "5 GPU nodes Ready with accelerators allocatable"},
+				// They run no device plugin, unlike gpu-node-1.
+				{"gpu-device-plugin", "", checks.Fail, "node amd-node-1 advertises amd.com/gpu, but no device plugin DaemonSet for amd.com/gpu exists"},
+			},
 		},
 		{
 			name: "MIG node with nothing allocatable fails",
@@ -397,7 +406,10 @@ func TestChecksOnFakeCluster(t *testing.T) {
 				n.Status.Allocatable["nvidia.com/mig-1g.10gb"] = resource.MustParse("0")
 				w.nodes = append(w.nodes, n)
 			},
-			want: []expect{{"gpu-allocatable", "", checks.Fail, "node mig-node-1 has nvidia.com/mig-1g.10gb allocatable 0 of capacity 7"}},
+			want: []expect{
+				{"gpu-allocatable", "", checks.Fail, "node mig-node-1 has nvidia.com/mig-1g.10gb allocatable 0 of capacity 7"},
+				{"gpu-device-plugin", "", checks.Fail, "node mig-node-1 advertises nvidia.com/mig-1g.10gb, but no pod of device plugin DaemonSet kube-system/nvidia-device-plugin-daemonset runs on it"},
+			},
 		},
 		{
 			name: "resources that are not accelerators",
@@ -407,12 +419,18 @@ func TestChecksOnFakeCluster(t *testing.T) {
 					node("fpga-node-1", corev1.ConditionTrue, corev1.ResourceList{"xilinx.com/fpga": resource.MustParse("1"), "nvidia.com/gpu.shared": resource.MustParse("1")}),
 				}
 			},
-			want: []expect{{"gpu-allocatable", "", checks.Skip, "none of 2 nodes advertises an accelerator resource"}},
+			want: []expect{
+				{"gpu-allocatable", "", checks.Skip, "none of 2 nodes advertises an accelerator resource"},
+				{"gpu-device-plugin", "", checks.Skip, "none of 2 nodes advertises an accelerator resource or is labelled nvidia.com/gpu.present=true"},
+			},
 		},
 		{
 			name:  "no node at all",
 			tweak: func(t *testing.T, w *world) { w.nodes = nil },
-			want:  []expect{{"gpu-allocatable", "", checks.Skip, "none of 0 nodes advertises"}},
+			want: []expect{
+				{"gpu-allocatable", "", checks.Skip, "none of 0 nodes advertises"},
+				{"gpu-device-plugin", "", checks.Skip, "none of 0 nodes advertises"},
+			},
 		},
 	}
 	for _, tc := range tests {
@@ -435,7 +453,7 @@ func TestChecksOnFakeCluster(t *testing.T) {
 				named[want.check] = true
 			}
 			for _, r := range out.Results {
-				if !named[r.Check.ID] {
+				if !named[r.Check.ID] && !r.Check.Probe {
 					assert.Equal(t, checks.Pass, r.Status, "%s/%s: %s", r.Check.ID, r.Operator, r.Reason)
 				}
 			}
@@ -511,6 +529,7 @@ func TestForbiddenIsError(t *testing.T) {
 			refuse: refusal{"kube", "", "nodes"},
 			errored: []expect{
 				{"gpu-allocatable", "", checks.Error, "list nodes.v1: nodes is forbidden"},
+				{"gpu-device-plugin", "", checks.Error, "list nodes.v1: nodes is forbidden"},
 			},
 		},
 		{
@@ -520,6 +539,8 @@ func TestForbiddenIsError(t *testing.T) {
 				{"controller-ready", "widgets", checks.Error, "list pods.v1 in namespace demo-system with labels app=widget-controller: pods is forbidden"},
 				{"crs-reconciled", "widgets", checks.Error, "list pods.v1 with labels demo.example.com/widget: pods is forbidden"},
 				{"gpu-allocatable", "", checks.Error, "pods on node gpu-node-1: list pods.v1 with fields spec.nodeName=gpu-node-1: pods is forbidden"},
+				{"controller-lease", "widgets", checks.Error, "list pods.v1 in namespace demo-system with labels app=widget-controller: pods is forbidden"},
+				{"gpu-device-plugin", "", checks.Error, "list pods.v1 in namespace kube-system with labels name=nvidia-device-plugin-ds: pods is forbidden"},
 			},
 		},
 		{
@@ -566,6 +587,27 @@ func TestForbiddenIsError(t *testing.T) {
 			},
 		},
 		{
+			name:   "list leases",
+			refuse: refusal{"kube", "coordination.k8s.io", "leases"},
+			errored: []expect{
+				{"controller-lease", "widgets", checks.Error, "list leases.v1.coordination.k8s.io in namespace demo-system: leases.coordination.k8s.io is forbidden: User \"auditor\" cannot list resource \"leases\""},
+			},
+		},
+		{
+			name:   "list events",
+			refuse: refusal{"kube", "", "events"},
+			errored: []expect{
+				{"crs-events", "widgets", checks.Error, "list events.v1 with fields type=Warning: events is forbidden: User \"auditor\" cannot list resource \"events\""},
+			},
+		},
+		{
+			name:   "list daemonsets",
+			refuse: refusal{"kube", "apps", "daemonsets"},
+			errored: []expect{
+				{"gpu-device-plugin", "", checks.Error, "list daemonsets.v1.apps: daemonsets.apps is forbidden: User \"auditor\" cannot list resource \"daemonsets\""},
+			},
+		},
+		{
 			name:   "list the custom resources",
 			refuse: refusal{"dyn", widgetGroup, "widgets"},
 			errored: []expect{
@@ -596,7 +638,7 @@ func TestForbiddenIsError(t *testing.T) {
 			}
 			// The refusal touches no other check.
 			for _, r := range out.Results {
-				if !errored[r.Check.ID] {
+				if !errored[r.Check.ID] && !r.Check.Probe {
 					assert.Equal(t, checks.Pass, r.Status, "%s/%s: %s", r.Check.ID, r.Operator, r.Reason)
 				}
 			}
@@ -608,10 +650,17 @@ func TestForbiddenIsError(t *testing.T) {
 		f.ext.PrependReactor("list", "customresourcedefinitions", forbidden("apiextensions.k8s.io", "customresourcedefinitions"))
 		profiles := append(builtinProfiles(t), widgetProfile(t))
 		out := f.run(profiles)
-		require.Len(t, out.Results, len(perOperatorChecks)*len(profiles)+1)
+		require.Len(t, out.Results, len(perOperatorChecks)*len(profiles)+2)
 		for _, r := range out.Results {
+			if r.Operator == "" && r.Check.ID == "gpu-device-plugin" {
+				// It reads the CRDs only to find the GPU Operator's
+				// ClusterPolicy, which can only ever warn.
+				assert.Equal(t, checks.Warn, r.Status, "%s: %s", r.Check.ID, r.Reason)
+				assert.Contains(t, r.Reason, "cannot tell whether the NVIDIA GPU Operator is installed: list customresourcedefinitions.v1.apiextensions.k8s.io: customresourcedefinitions.apiextensions.k8s.io is forbidden")
+				continue
+			}
 			if r.Operator == "" {
-				// Nothing cluster-wide needs the CRDs.
+				// Nothing else cluster-wide needs the CRDs.
 				assert.Equal(t, checks.Pass, r.Status, "%s: %s", r.Check.ID, r.Reason)
 				continue
 			}

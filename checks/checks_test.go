@@ -12,7 +12,7 @@ import (
 )
 
 // perOperatorChecks are the registry's checks that run once per profile.
-var perOperatorChecks = []string{"crds-established", "controller-ready", "webhooks-served", "crs-reconciled"}
+var perOperatorChecks = []string{"crds-established", "controller-ready", "controller-lease", "webhooks-served", "crs-reconciled", "crs-events", "webhooks-answer", "canary-reconciled"}
 
 // notInstalled are the builtin profiles no recorded scenario installs.
 var notInstalled = []string{"kubeflow-trainer", "kubeflow-training", "kueue"}
@@ -36,6 +36,9 @@ type expectVerdict struct {
 	operators map[string]string
 }
 
+// probeChecks are the checks that run only under --probe.
+var probeChecks = map[string]bool{"webhooks-answer": true, "canary-reconciled": true}
+
 // allPass expects every per-operator check of op to pass.
 func allPass(op string) []expect {
 	reasons := map[string]string{
@@ -43,9 +46,16 @@ func allPass(op string) []expect {
 		"controller-ready": "Running and Ready",
 		"webhooks-served":  "registered with valid CA bundles",
 		"crs-reconciled":   "reconciled and Ready",
+		"controller-lease": "held by controller pod",
+		"crs-events":       "no Warning event on",
 	}
 	var es []expect
 	for _, id := range perOperatorChecks {
+		if probeChecks[id] {
+			// Recordings are read-only: probes never run on them.
+			es = append(es, expect{id, op, checks.Skip, "probes are off"})
+			continue
+		}
 		es = append(es, expect{id, op, checks.Pass, reasons[id]})
 	}
 	return es
@@ -53,6 +63,8 @@ func allPass(op string) []expect {
 
 func TestChecksOnRecordedScenarios(t *testing.T) {
 	gpuPass := expect{"gpu-allocatable", "", checks.Pass, "1 GPU node Ready with accelerators allocatable"}
+	pluginPass := expect{"gpu-device-plugin", "", checks.Pass,
+		"a Ready device plugin pod on each of 1 GPU node (DaemonSet gpu-operator/nvidia-device-plugin-daemonset); ClusterPolicy cluster-policy ready"}
 	tests := []struct {
 		scenario string
 		want     []expect
@@ -65,7 +77,10 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 				expect{"crs-reconciled", "kserve", checks.Pass, "InferenceService models/sklearn-iris"},
 				expect{"crs-reconciled", "kuberay", checks.Pass, "RayCluster ray/raycluster-mini"},
 				expect{"webhooks-served", "kserve", checks.Pass, "7 webhooks in 5 configurations"},
-				gpuPass),
+				expect{"controller-lease", "kserve", checks.Pass, "Lease kserve/kserve-controller-manager-leader-lock held by controller pod kserve-controller-manager-7d9f8b6c5d-"},
+				expect{"controller-lease", "kuberay", checks.Pass, "Lease ray-system/ray-operator-leader held by controller pod kuberay-operator-5c8d9f7b6-"},
+				expect{"crs-events", "kuberay", checks.Pass, "no Warning event on RayCluster in the last hour (1 Warning event older than an hour, not counted)"},
+				gpuPass, pluginPass),
 			verdicts: []expectVerdict{
 				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kserve",
 					conclusion: "KServe meets it", operators: map[string]string{"kserve": "every check passed", "kuberay": "every check passed", "kueue": "not installed"}},
@@ -80,7 +95,8 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 				expect{"controller-ready", "kserve", checks.Fail, "Deployment kserve-controller-manager: Available is False MinimumReplicasUnavailable"},
 				expect{"controller-ready", "kserve", checks.Fail, "is not Ready"},
 				expect{"webhooks-served", "kserve", checks.Fail, "Service kserve/kserve-webhook-server-service has no ready endpoint"},
-				gpuPass),
+				expect{"controller-lease", "kserve", checks.Fail, "Lease kserve/kserve-controller-manager-leader-lock is stale: last renewed at "},
+				gpuPass, pluginPass),
 			verdicts: []expectVerdict{
 				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kuberay",
 					conclusion: "KubeRay meets it", operators: map[string]string{
@@ -97,7 +113,7 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 				expect{"controller-ready", "kserve", checks.Pass, "1 pod Running and Ready"},
 				expect{"webhooks-served", "kserve", checks.Fail, "kserve-webhook-server-service has no ready endpoint"},
 				expect{"crs-reconciled", "kserve", checks.Pass, "reconciled"},
-				gpuPass),
+				gpuPass, pluginPass),
 			verdicts: []expectVerdict{
 				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kuberay",
 					operators: map[string]string{"kserve": "webhooks-served: Service kserve/kserve-webhook-server-service has no ready endpoint"}},
@@ -111,7 +127,8 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 				expect{"crs-reconciled", "kserve", checks.Fail, "InferenceService models/sklearn-iris: Ready=Unknown"},
 				expect{"crs-reconciled", "kserve", checks.Fail, "Deployment sklearn-iris-predictor Available=False"},
 				expect{"crs-reconciled", "kserve", checks.Fail, "none of its 1 pod(s) Running and Ready"},
-				gpuPass),
+				expect{"crs-events", "kserve", checks.Warn, "4 Warning events on 1 custom resource in the last hour: InferenceService models/sklearn-iris: InternalError ×4, last seen 3m0s before judging: fails to reconcile predictor"},
+				gpuPass, pluginPass),
 			verdicts: []expectVerdict{
 				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kuberay",
 					operators: map[string]string{"kserve": "crs-reconciled: 1 of 1 custom resource not reconciled"}},
@@ -120,7 +137,8 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 		{
 			scenario: "gpu-notready",
 			want: append(append(allPass("kserve"), allPass("kuberay")...),
-				expect{"gpu-allocatable", "", checks.Fail, "node gpu-node-1 is not Ready (Ready=Unknown: NodeStatusUnknown"}),
+				expect{"gpu-allocatable", "", checks.Fail, "node gpu-node-1 is not Ready (Ready=Unknown: NodeStatusUnknown"},
+				expect{"gpu-device-plugin", "", checks.Fail, "node gpu-node-1: device plugin pod gpu-operator/nvidia-device-plugin-daemonset-"}),
 			verdicts: []expectVerdict{
 				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kserve"},
 				{requirement: "gpu_nodes_allocatable", status: checks.NotImplemented, result: checks.Fail,
@@ -129,7 +147,7 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 		},
 		{
 			scenario: "no-operator",
-			want:     []expect{gpuPass},
+			want:     []expect{gpuPass, pluginPass},
 			verdicts: []expectVerdict{
 				{requirement: "robust_controller", status: checks.NotImplemented, result: checks.Fail,
 					conclusion: "no AI operator with CRDs was found (looked for: KServe, Kubeflow Trainer, Kubeflow Training Operator, KubeRay, Kueue)",
@@ -143,7 +161,8 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 				expect{"crds-established", "kserve", checks.Fail, "inferenceservices.serving.kserve.io is missing"},
 				expect{"controller-ready", "kserve", checks.Pass, "Running and Ready"},
 				expect{"crs-reconciled", "kserve", checks.Fail, "CRD inferenceservices.serving.kserve.io not installed"},
-				gpuPass),
+				expect{"crs-events", "kserve", checks.Skip, "none of the CRDs whose resources profile kserve judges is installed"},
+				gpuPass, pluginPass),
 			verdicts: []expectVerdict{
 				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kuberay",
 					operators: map[string]string{"kserve": "crds-established: 1 of 9 CRDs not established: inferenceservices.serving.kserve.io is missing"}},
@@ -153,11 +172,36 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 			scenario: "forbidden-nodes",
 			want: append(append(allPass("kserve"), allPass("kuberay")...),
 				expect{"gpu-allocatable", "", checks.Error, "forbidden"},
-				expect{"gpu-allocatable", "", checks.Error, `cannot list resource "nodes"`}),
+				expect{"gpu-allocatable", "", checks.Error, `cannot list resource "nodes"`},
+				expect{"gpu-device-plugin", "", checks.Error, `cannot list resource "nodes"`}),
 			verdicts: []expectVerdict{
 				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kserve"},
 				{requirement: "gpu_nodes_allocatable", status: checks.NotImplemented, result: checks.Error,
 					conclusion: "could not be fully evaluated: gpu-allocatable: nodes is forbidden"},
+			},
+		},
+		{
+			scenario: "lease-stale",
+			want: append(allPass("kuberay"),
+				expect{"controller-ready", "kserve", checks.Pass, "1 pod Running and Ready"},
+				expect{"crs-reconciled", "kserve", checks.Pass, "reconciled and Ready"},
+				expect{"controller-lease", "kserve", checks.Fail, "Lease kserve/kserve-controller-manager-leader-lock is stale: last renewed at "},
+				expect{"controller-lease", "kserve", checks.Fail, "by kserve-controller-manager-7d9f8b6c5d-6j7zb_0b6f7c1e-3f0a-4c59-9d38-2b1a8f4f6c11, 10m0s before judging, with a lease duration of 15s: the leader stopped renewing"},
+				gpuPass, pluginPass),
+			verdicts: []expectVerdict{
+				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kuberay",
+					operators: map[string]string{"kserve": "controller-lease: Lease kserve/kserve-controller-manager-leader-lock is stale"}},
+			},
+		},
+		{
+			scenario: "device-plugin-missing",
+			want: append(append(allPass("kserve"), allPass("kuberay")...),
+				gpuPass,
+				expect{"gpu-device-plugin", "", checks.Fail, "node gpu-node-1 advertises nvidia.com/gpu, but no device plugin DaemonSet for nvidia.com/gpu exists"}),
+			verdicts: []expectVerdict{
+				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kserve"},
+				{requirement: "gpu_nodes_allocatable", status: checks.PartiallyImplemented, result: checks.Fail,
+					conclusion: "gpu-device-plugin: node gpu-node-1 advertises nvidia.com/gpu, but no device plugin DaemonSet for nvidia.com/gpu exists"},
 			},
 		},
 	}

@@ -26,7 +26,7 @@ func (ControllerReady) Meta() Meta {
 		Title:       "Controller Deployment available, pods Ready",
 		Requirement: "robust_controller",
 		PerOperator: true,
-		Description: "The profile's controller Deployment, found in its namespace by its selector, is Available, and every pod it selects is Running and Ready (Ready=Unknown is not Ready). A container waiting in CrashLoopBackOff, or a pod not Ready, fails; restarts within the last hour warn.",
+		Description: "The profile's controller Deployment, found in its namespace by its selector, is Available, and every pod it selects is Running and Ready (Ready=Unknown is not Ready). A container (sidecars included) waiting in CrashLoopBackOff or terminated in a Running pod, or a pod not Ready, fails; restarts whose last termination is within the hour warn, with their count, reason (OOMKilled, Error) and exit code. Older restarts are listed in the details without changing the verdict.",
 		Remediation: "Look at the controller pods' events and logs (`kubectl describe pod`, `kubectl logs --previous`); a crash loop usually comes from missing RBAC, a CRD version mismatch or a webhook certificate the controller cannot read.",
 	}
 }
@@ -74,12 +74,14 @@ func (ControllerReady) Run(ctx context.Context, env *Env) (Result, error) {
 		fails = append(fails, "no controller pod "+where)
 	}
 	now := env.Now()
+	var history []string
 	for _, p := range pods {
 		f, w := podHealth(p, now)
 		fails = append(fails, f...)
 		warns = append(warns, w...)
+		history = append(history, restartHistory(p, now)...)
 	}
-	r.Details = append(fails, warns...)
+	r.Details = append(append(fails, warns...), history...)
 	switch {
 	case len(fails) > 0:
 		r.finish(Fail, "%s", strings.Join(fails, "; "))
@@ -107,9 +109,12 @@ func podHealth(p *corev1.Pod, now time.Time) (fails, warns []string) {
 	} else if !podReady(p) {
 		fails = append(fails, fmt.Sprintf("pod %s is not Ready", p.Name))
 	}
-	for _, cs := range p.Status.ContainerStatuses {
+	for _, cs := range containerStatuses(p) {
 		if w := cs.State.Waiting; w != nil && w.Reason != "" {
 			fails = append(fails, fmt.Sprintf("pod %s container %s is waiting: %s %s", p.Name, cs.Name, w.Reason, w.Message))
+		}
+		if t := cs.State.Terminated; t != nil && p.Status.Phase == corev1.PodRunning && !isInitStatus(p, cs.Name) {
+			fails = append(fails, fmt.Sprintf("pod %s container %s has terminated (%s, exit code %d)", p.Name, cs.Name, t.Reason, t.ExitCode))
 		}
 		if t := cs.LastTerminationState.Terminated; cs.RestartCount > 0 && t != nil && now.Sub(t.FinishedAt.Time) < recentRestart {
 			warns = append(warns, fmt.Sprintf("pod %s container %s restarted %d times, last %s ago (%s, exit code %d)",
@@ -117,6 +122,45 @@ func podHealth(p *corev1.Pod, now time.Time) (fails, warns []string) {
 		}
 	}
 	return fails, warns
+}
+
+// restartHistory reports restarts that are not recent, one line per
+// container, so that a report still shows a controller that was OOMKilled
+// yesterday; they do not change the verdict.
+func restartHistory(p *corev1.Pod, now time.Time) []string {
+	var out []string
+	for _, cs := range containerStatuses(p) {
+		if cs.RestartCount == 0 {
+			continue
+		}
+		t := cs.LastTerminationState.Terminated
+		switch {
+		case t == nil:
+			out = append(out, fmt.Sprintf("pod %s container %s restarted %d times (its last termination is not recorded)", p.Name, cs.Name, cs.RestartCount))
+		case now.Sub(t.FinishedAt.Time) >= recentRestart:
+			out = append(out, fmt.Sprintf("pod %s container %s restarted %d times, last %s ago (%s, exit code %d): not recent, not counted",
+				p.Name, cs.Name, cs.RestartCount, age(now.Sub(t.FinishedAt.Time)), t.Reason, t.ExitCode))
+		}
+	}
+	return out
+}
+
+// containerStatuses are a pod's init containers' statuses, sidecars among
+// them, then its containers'.
+func containerStatuses(p *corev1.Pod) []corev1.ContainerStatus {
+	return append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...)
+}
+
+// isInitStatus is true when name is one of the pod's init containers that
+// runs to completion: its terminated state is success, not a crash. Sidecars
+// (restartPolicy Always) keep running like containers.
+func isInitStatus(p *corev1.Pod, name string) bool {
+	for _, c := range p.Spec.InitContainers {
+		if c.Name == name {
+			return c.RestartPolicy == nil || *c.RestartPolicy != corev1.ContainerRestartPolicyAlways
+		}
+	}
+	return false
 }
 
 // images are the container images, which name the operator's version.

@@ -128,6 +128,9 @@ func judgeOperators(v *Verdict, dets []Detection) {
 		switch {
 		case ov.Verdict == Pass || ov.Verdict == Warn:
 			ov.Reason = "every check passed"
+			if unprobed := unprobed(v.Results, d.Profile.Name); len(unprobed) > 0 {
+				ov.Reason += fmt.Sprintf(notProbed+" (%s: run with --probe)", strings.Join(unprobed, ", "))
+			}
 		case ov.Verdict == Fail || ov.Verdict == Error:
 			ov.Reason = strings.Join(why, "; ")
 		case !d.Found:
@@ -185,13 +188,34 @@ func carry(v *Verdict, ov OperatorVerdict) {
 	}
 	for _, o := range v.Operators {
 		if o.Operator != ov.Operator && o.Verdict != Skip {
-			others = append(others, fmt.Sprintf("%s: %s", o.Title, o.Reason))
+			// Probes are on or off for the whole run: the conclusion says
+			// so once, not once per operator.
+			reason, _, _ := strings.Cut(o.Reason, notProbed)
+			others = append(others, fmt.Sprintf("%s: %s", o.Title, reason))
 		}
 	}
 	v.Conclusion = fmt.Sprintf("%s meets it: %s", ov.Title, strings.Join(passed, "; "))
+	if unprobed := unprobed(v.Results, ov.Operator); len(unprobed) > 0 {
+		// Said in the conclusion, since it is what a reviewer asks next.
+		v.Conclusion += fmt.Sprintf(notProbed+" (%s: run with --probe)", strings.Join(unprobed, ", "))
+	}
 	if len(others) > 0 {
 		v.Conclusion += " (others: " + strings.Join(others, "; ") + ")"
 	}
+}
+
+// notProbed starts what a verdict adds when probe checks were skipped.
+const notProbed = "; behaviour not probed"
+
+// unprobed lists an operator's probe checks that were skipped.
+func unprobed(rs []Result, operator string) []string {
+	var ids []string
+	for _, r := range rs {
+		if r.Operator == operator && r.Check.Probe && r.Status == Skip {
+			ids = append(ids, r.Check.ID)
+		}
+	}
+	return ids
 }
 
 // notRun lists the requirement's checks that have no result.

@@ -30,6 +30,9 @@ type Profile struct {
 	// found without being listed.
 	Webhooks  []string       `yaml:"webhooks"`
 	Resources []ResourceKind `yaml:"resources"`
+	// Probe is what --probe sends to prove the operator's webhooks answer
+	// and its controller reconciles; nil when the profile has none.
+	Probe *Probe `yaml:"probe"`
 
 	// Source is the file the profile came from, for messages.
 	Source string `yaml:"-"`
@@ -40,6 +43,9 @@ type Controller struct {
 	Namespace  string `yaml:"namespace"`
 	Deployment string `yaml:"deployment"`
 	Selector   string `yaml:"selector"`
+	// Lease is the controller's leader-election Lease (its
+	// LeaderElectionID) in Namespace; empty when the operator has none.
+	Lease string `yaml:"lease"`
 }
 
 // ResourceKind is a kind of custom resource the controller reconciles.
@@ -178,6 +184,11 @@ func (p *Profile) validate(doc *yaml.Node) error {
 	}
 	if _, err := labels.Parse(p.Controller.Selector); err != nil {
 		return bad("selector", "controller selector: %v", err)
+	}
+	if p.Probe != nil {
+		if err := p.Probe.parse(p); err != nil {
+			return bad("probe", "probe: %v", err)
+		}
 	}
 	for i, r := range p.Resources {
 		// Errors in a resource point into that resource's own mapping.

@@ -6,8 +6,13 @@ func Registry() []Check {
 	return []Check{
 		CRDsEstablished{},
 		ControllerReady{},
+		ControllerLease{},
 		WebhooksServed{},
 		CRsReconciled{},
+		CRsEvents{},
+		WebhooksAnswer{},
+		CanaryReconciled{},
 		GPUAllocatable{},
+		GPUDevicePlugin{},
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aiconform/aiconform/cluster"
+	"github.com/aiconform/aiconform/probe"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -25,6 +26,10 @@ type RunOptions struct {
 	// for a recording, so a fixture gives the same verdicts whenever it is
 	// replayed. Nil means the run's clock.
 	JudgeAt func() time.Time
+	// Probe, when set, lets probe checks write (--probe); their time limit
+	// is the session's, twice over (reconcile, then collection) plus a
+	// minute, not Timeout.
+	Probe *probe.Session
 }
 
 // Detection says whether an operator profile was found on the cluster.
@@ -99,6 +104,9 @@ const abandonAfter = 2 * time.Second
 func runOne(ctx context.Context, c *cluster.Cache, t task, dets []Detection, detErr error, opts RunOptions, now func() time.Time) Result {
 	timeout := opts.Timeout
 	meta := t.check.Meta()
+	if meta.Probe && opts.Probe != nil {
+		timeout = 2*opts.Probe.Timeout + time.Minute
+	}
 	start := now()
 	if t.profile != nil {
 		switch {
@@ -119,7 +127,7 @@ func runOne(ctx context.Context, c *cluster.Cache, t task, dets []Detection, det
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	env := &Env{Cluster: c, Profile: t.profile, Now: now}
+	env := &Env{Cluster: c, Profile: t.profile, Now: now, Probe: opts.Probe}
 	if opts.JudgeAt != nil {
 		env.Now = opts.JudgeAt
 	}

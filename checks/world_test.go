@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -46,6 +47,9 @@ const (
 
 var widgetsGVR = schema.GroupVersionResource{Group: widgetGroup, Version: "v1", Resource: "widgets"}
 
+// clusterPoliciesGVR is the NVIDIA GPU Operator's ClusterPolicy.
+var clusterPoliciesGVR = schema.GroupVersionResource{Group: "nvidia.com", Version: "v1", Resource: "clusterpolicies"}
+
 const widgetProfileYAML = `name: widgets
 title: Widget Operator
 groups: [demo.example.com]
@@ -54,6 +58,7 @@ controller:
   namespace: demo-system
   deployment: widget-controller
   selector: app=widget-controller
+  lease: widget-controller-leader
 webhooks: [widget-webhook]
 resources:
   - crd: widgets.demo.example.com
@@ -87,6 +92,17 @@ type world struct {
 	nodes         []*corev1.Node
 	// pods are other pods: workloads on the GPU node.
 	pods []*corev1.Pod
+	// lease is the controller's leader-election Lease, held by its pod.
+	lease *coordinationv1.Lease
+	// devicePlugin runs pluginPod on the GPU node.
+	devicePlugin *appsv1.DaemonSet
+	pluginPod    *corev1.Pod
+	// extraDaemonSets are other DaemonSets (their pods go in pods).
+	extraDaemonSets []*appsv1.DaemonSet
+	events          []*corev1.Event
+	// clusterPolicies are the GPU Operator's, served when its CRD is in
+	// crds.
+	clusterPolicies []*unstructured.Unstructured
 }
 
 func newWorld(t *testing.T) *world {
@@ -149,6 +165,26 @@ func newWorld(t *testing.T) *world {
 	elsewhere := readyPod("ml", "cpu-0", nil, "cpu-node-1")
 	elsewhere.Spec.Containers = []corev1.Container{{Name: "a", Resources: corev1.ResourceRequirements{Requests: gpus("3")}}}
 	w.pods = []*corev1.Pod{train, done, elsewhere}
+
+	w.lease = &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "demo-system", Name: "widget-controller-leader"},
+		Spec: coordinationv1.LeaseSpec{
+			HolderIdentity:       ptr("widget-controller-7c9d-abcde_6c1f0a9e-2b4d-4e8f-9a7c-5d3e1b2f4a60"),
+			LeaseDurationSeconds: ptr[int32](15),
+			RenewTime:            ptr(metav1.NewMicroTime(judgeAt.Add(-4 * time.Second))),
+		},
+	}
+	pluginLabels := map[string]string{"name": "nvidia-device-plugin-ds"}
+	w.devicePlugin = &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "nvidia-device-plugin-daemonset", UID: "uid-nvdp"},
+		Spec: appsv1.DaemonSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: pluginLabels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: pluginLabels}},
+		},
+		Status: appsv1.DaemonSetStatus{DesiredNumberScheduled: 1, CurrentNumberScheduled: 1, NumberReady: 1, NumberAvailable: 1},
+	}
+	w.pluginPod = readyPod("kube-system", "nvidia-device-plugin-daemonset-k7x2p", pluginLabels, "gpu-node-1")
+	w.pluginPod.OwnerReferences = owner("DaemonSet", "nvidia-device-plugin-daemonset", "uid-nvdp")
 	return w
 }
 
@@ -174,6 +210,15 @@ func (w *world) serve() *fakeCluster {
 	add(w.childRS, w.childRS != nil)
 	add(w.childPod, w.childPod != nil)
 	add(w.childService, w.childService != nil)
+	add(w.lease, w.lease != nil)
+	add(w.devicePlugin, w.devicePlugin != nil)
+	add(w.pluginPod, w.pluginPod != nil)
+	for _, o := range w.events {
+		kube = append(kube, o)
+	}
+	for _, o := range w.extraDaemonSets {
+		kube = append(kube, o)
+	}
 	for _, o := range w.vwcs {
 		kube = append(kube, o)
 	}
@@ -194,11 +239,14 @@ func (w *world) serve() *fakeCluster {
 	for _, o := range w.widgets {
 		dyn = append(dyn, o)
 	}
+	for _, o := range w.clusterPolicies {
+		dyn = append(dyn, o)
+	}
 	f := &fakeCluster{
 		kube: kubefake.NewClientset(kube...),
 		ext:  apiextensionsfake.NewClientset(ext...),
 		dyn: dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-			map[schema.GroupVersionResource]string{widgetsGVR: "WidgetList"}, dyn...),
+			map[schema.GroupVersionResource]string{widgetsGVR: "WidgetList", clusterPoliciesGVR: "ClusterPolicyList"}, dyn...),
 	}
 	// The fake clientset ignores field selectors; the API server does
 	// not, and the GPU check reads pods per node with one.

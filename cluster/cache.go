@@ -122,3 +122,7 @@ func sortedKeys[T any](m map[string]T) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// Fresh is an empty cache over the same source: for reads that must see
+// the cluster as it is now, after a probe changed it.
+func (c *Cache) Fresh() *Cache { return NewCache(c.src) }

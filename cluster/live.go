@@ -153,6 +153,18 @@ func (l *Live) pageFunc(q Query) func(context.Context, metav1.ListOptions) (runt
 		return func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return l.Kube.DiscoveryV1().EndpointSlices(ns).List(ctx, o)
 		}
+	case DaemonSets.GVR:
+		return func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return l.Kube.AppsV1().DaemonSets(ns).List(ctx, o)
+		}
+	case Leases.GVR:
+		return func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return l.Kube.CoordinationV1().Leases(ns).List(ctx, o)
+		}
+	case Events.GVR:
+		return func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return l.Kube.CoreV1().Events(ns).List(ctx, o)
+		}
 	case CRDs.GVR:
 		return func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return l.APIExtensions.ApiextensionsV1().CustomResourceDefinitions().List(ctx, o)

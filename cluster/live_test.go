@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -41,6 +42,9 @@ func TestLiveListBuiltins(t *testing.T) {
 		&discoveryv1.EndpointSlice{ObjectMeta: meta("ns1", "es1")},
 		&admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: meta("", "v1")},
 		&admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: meta("", "m1")},
+		&appsv1.DaemonSet{ObjectMeta: meta("ns1", "ds1")},
+		&coordinationv1.Lease{ObjectMeta: meta("ns1", "l1")},
+		&corev1.Event{ObjectMeta: meta("ns1", "e1")},
 		// Elsewhere, or not matching the selector: never returned.
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns2", Name: "p2", Labels: map[string]string{"app": "x"}}},
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "p3", Labels: map[string]string{"app": "y"}}},
@@ -73,6 +77,9 @@ func TestLiveListBuiltins(t *testing.T) {
 		{EndpointSlices, "es1", &discoveryv1.EndpointSlice{}},
 		{ValidatingWebhookConfigurations, "v1", &admissionregistrationv1.ValidatingWebhookConfiguration{}},
 		{MutatingWebhookConfigurations, "m1", &admissionregistrationv1.MutatingWebhookConfiguration{}},
+		{DaemonSets, "ds1", &appsv1.DaemonSet{}},
+		{Leases, "l1", &coordinationv1.Lease{}},
+		{Events, "e1", &corev1.Event{}},
 		{CRDs, "crd1", &apiextensionsv1.CustomResourceDefinition{}},
 		{isvcs, "isvc1", &unstructured.Unstructured{}},
 	}

@@ -49,6 +49,14 @@ var (
 		Kind: "ReplicaSet", Arg: "rs", Namespaced: true}
 	EndpointSlices = Resource{GVR: schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"},
 		Kind: "EndpointSlice", Arg: "endpointslices", Namespaced: true}
+	DaemonSets = Resource{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "daemonsets"},
+		Kind: "DaemonSet", Arg: "ds", Namespaced: true}
+	Leases = Resource{GVR: schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"},
+		Kind: "Lease", Arg: "lease", Namespaced: true}
+	// Events are the core v1 Events `kubectl get events` reads, not
+	// events.k8s.io: the same objects, and the Table kubectl prints.
+	Events = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "events"},
+		Kind: "Event", Arg: "events", Namespaced: true}
 	CRDs = Resource{GVR: schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"},
 		Kind: "CustomResourceDefinition", Arg: "crd"}
 	ValidatingWebhookConfigurations = Resource{GVR: schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingwebhookconfigurations"},

@@ -83,14 +83,16 @@ var faults = map[string]struct {
 	check, operator string
 	status          checks.Status
 }{
-	"demo":                 {"crs-reconciled", "kserve", checks.Pass},
-	"controller-crashloop": {"controller-ready", "kserve", checks.Fail},
-	"webhook-no-endpoints": {"webhooks-served", "kserve", checks.Fail},
-	"cr-unknown":           {"crs-reconciled", "kserve", checks.Fail},
-	"gpu-notready":         {"gpu-allocatable", "", checks.Fail},
-	"no-operator":          {"crds-established", "kserve", checks.Skip},
-	"crd-missing":          {"crds-established", "kserve", checks.Fail},
-	"forbidden-nodes":      {"gpu-allocatable", "", checks.Error},
+	"demo":                  {"crs-reconciled", "kserve", checks.Pass},
+	"controller-crashloop":  {"controller-ready", "kserve", checks.Fail},
+	"webhook-no-endpoints":  {"webhooks-served", "kserve", checks.Fail},
+	"cr-unknown":            {"crs-reconciled", "kserve", checks.Fail},
+	"gpu-notready":          {"gpu-allocatable", "", checks.Fail},
+	"no-operator":           {"crds-established", "kserve", checks.Skip},
+	"crd-missing":           {"crds-established", "kserve", checks.Fail},
+	"forbidden-nodes":       {"gpu-allocatable", "", checks.Error},
+	"lease-stale":           {"controller-lease", "kserve", checks.Fail},
+	"device-plugin-missing": {"gpu-device-plugin", "", checks.Fail},
 }
 
 // assertEvidenceReRuns runs every evidence command of a run with the rig's

@@ -98,39 +98,10 @@ spec:
 // turn its verdict to fail or error, never pass.
 func TestOperatorsOnRig(t *testing.T) {
 	began := time.Now()
-	binDir := rigBin(t)
-	for _, b := range []string{"kserve-manager", "kuberay-operator"} {
-		if _, err := os.Stat(filepath.Join(binDir, b)); err != nil {
-			t.Fatalf("no %s in %s: run `make tools` first", b, binDir)
-		}
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-
-	dir, err := os.MkdirTemp("", "aiconform-operators-")
-	require.NoError(t, err)
-	logw := testLogWriter{t}
-	c, err := rig.Start(ctx, rig.Options{Dir: dir, BinDir: binDir, Progress: logw})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		assert.NoError(t, c.Stop())
-		if t.Failed() {
-			t.Logf("rig and operator logs kept in %s", filepath.Join(dir, "logs"))
-		} else {
-			_ = os.RemoveAll(dir)
-		}
-	})
-	t.Logf("rig ready after %.1fs", time.Since(began).Seconds())
-
-	opts := rig.OperatorOptions{BinDir: binDir, Progress: logw}
-	step := time.Now()
-	kserve, err := c.InstallKServe(ctx, opts)
-	require.NoError(t, err)
-	t.Logf("KServe installed in %.1fs; webhooks: %v; not served, not registered: %v", time.Since(step).Seconds(), kserve.Webhooks(), kserve.SkippedWebhooks())
-	step = time.Now()
-	kuberay, err := c.InstallKubeRay(ctx, opts)
-	require.NoError(t, err)
-	t.Logf("KubeRay installed in %.1fs; webhooks: %v; not served, not registered: %v", time.Since(step).Seconds(), kuberay.Webhooks(), kuberay.SkippedWebhooks())
+	c := startOperatorRig(ctx, t, "operators")
+	binDir, kserve, kuberay := c.BinDir, c.KServe, c.KubeRay
 	require.Len(t, kuberay.Webhooks(), 1, "KubeRay serves the RayCluster webhook only")
 	assert.Equal(t, "vraycluster.kb.io", kuberay.Webhooks()[0].Name)
 

@@ -92,7 +92,7 @@ func TestDiffFixtures(t *testing.T) {
 				kserve = append(kserve, ch.ID+": "+ch.OldStatus+" → "+ch.NewStatus)
 			}
 		}
-		assert.Equal(t, []string{"controller-ready: pass → fail", "webhooks-served: pass → fail"}, kserve)
+		assert.Equal(t, []string{"controller-ready: pass → fail", "controller-lease: pass → fail", "webhooks-served: pass → fail"}, kserve)
 		golden(t, "diff-demo-controller-crashloop.txt", []byte(diffText(t, c)))
 	})
 

@@ -73,6 +73,14 @@ func (m *md) header() {
 	} else {
 		m.printf("- **Source:** %s (a recording, not a live cluster)\n", recording(info.Source, info.RecordedAt))
 	}
+	if p := r.Run.Probe; p != nil {
+		m.printf("- **Probes:** on: run %s wrote in namespace %s, labelled `aiconform.io/run=%s`, and deleted it at the end\n", code(p.RunID), code(p.Namespace), p.RunID)
+	} else {
+		m.printf("- **Probes:** off: the run only read the cluster\n")
+	}
+	if r.Run.Redacted {
+		m.printf("- **Redacted:** node names, addresses, hosts and cloud account ids are keyed pseudonyms; commands naming them will not run as printed\n")
+	}
 	m.printf("- **Started:** %s\n", stamp(r.Run.StartedAt))
 	finished := stamp(r.Run.FinishedAt)
 	if !r.Run.StartedAt.IsZero() && !r.Run.FinishedAt.IsZero() {
@@ -438,4 +446,25 @@ func longestRun(s string, c rune) int {
 		}
 	}
 	return best
+}
+
+// MarkdownRequirement writes the section of one requirement under the
+// report's header, as a document of its own: the evidence file a submission
+// cites for that requirement (evidence/ID.md). The header travels with it so
+// that the file alone says which run, cluster and digest its blocks come
+// from, and whether they were observed live.
+func MarkdownRequirement(w io.Writer, r *Report, id string) error {
+	if r == nil {
+		return errors.New("markdown: no report")
+	}
+	for _, req := range r.Requirements {
+		if req.ID != id {
+			continue
+		}
+		m := &md{w: w, r: r}
+		m.header()
+		m.requirement(req)
+		return m.err
+	}
+	return fmt.Errorf("markdown: the report has no requirement %q", id)
 }

@@ -44,6 +44,18 @@ type Run struct {
 	// FailOn is the lowest requirement level that fails the run (MUST, or
 	// SHOULD under --fail-on should).
 	FailOn string `json:"failOn"`
+	// Redacted is true when node names, addresses, hosts and cloud ids were
+	// replaced by pseudonyms (check --redact; package redact).
+	Redacted bool `json:"redacted,omitempty"`
+	// Probe is set when the run wrote to the cluster (check --probe).
+	Probe *ProbeRun `json:"probe,omitempty"`
+}
+
+// ProbeRun names what a run with probes wrote: everything is labelled
+// aiconform.io/run=RunID, in Namespace, which the run deleted at its end.
+type ProbeRun struct {
+	RunID     string `json:"runID"`
+	Namespace string `json:"namespace"`
 }
 
 // Totals counts verdicts; it is the report's "summary" object. The Go name

@@ -318,6 +318,18 @@ func TestMarkdown(t *testing.T) {
 			notWant: []string{"- **Source:** live cluster"},
 		},
 		{
+			name: "probes and redaction are said in the header",
+			edit: func(r *Report) {
+				r.Run.Probe = &ProbeRun{RunID: "20261129-120000-abcd", Namespace: "aiconform-probe-20261129-120000-abcd"}
+				r.Run.Redacted = true
+			},
+			want: []string{
+				"- **Probes:** on: run `20261129-120000-abcd` wrote in namespace `aiconform-probe-20261129-120000-abcd`, labelled `aiconform.io/run=20261129-120000-abcd`, and deleted it at the end\n",
+				"- **Redacted:** node names, addresses, hosts and cloud account ids are keyed pseudonyms",
+			},
+			notWant: []string{"- **Probes:** off"},
+		},
+		{
 			name: "output holding a fence gets a longer fence",
 			edit: func(r *Report) {
 				r.Requirements[1].Checks[0].Evidence = []Evidence{{
@@ -508,6 +520,12 @@ func TestSchema(t *testing.T) {
 		{"passing", sealed(t, passing())},
 		{"recorded", sealed(t, recorded())},
 		{"built from a run", sealed(t, built(t))},
+		{"probed and redacted", sealed(t, func() *Report {
+			r := passing()
+			r.Run.Probe = &ProbeRun{RunID: "20261129-120000-abcd", Namespace: "aiconform-probe-20261129-120000-abcd"}
+			r.Run.Redacted = true
+			return r
+		}())},
 	}
 	for _, tt := range valid {
 		t.Run("valid/"+tt.name, func(t *testing.T) {

@@ -1,7 +1,8 @@
 // Package rig starts and stops a real Kubernetes control plane on loopback
 // for aiconform's end-to-end tests: etcd and kube-apiserver, and for the
 // full rig kube-controller-manager, kube-scheduler and kwok with a fake
-// GPU node (8 nvidia.com/gpu) and a fake CPU node.
+// GPU node (8 nvidia.com/gpu, served by a stand-in of NVIDIA's device
+// plugin DaemonSet) and a fake CPU node.
 //
 // The binaries come from tools/build (bin/ at the repository root). Every
 // listener is on 127.0.0.1, and the API server's "cluster" egress (Service
@@ -25,6 +26,12 @@
 //	kr, err := c.InstallKubeRay(ctx, rig.OperatorOptions{})
 //	kr.Stop(ctx)  // webhooks removed first, then the process
 //	kr.Start(ctx) // process again, webhooks registered once served
+//
+// The operators elect a leader as their releases do (leader.go): each
+// process holds its Lease as `<hostname>_<uuid>`, and the controller pod
+// the rig makes for it carries this machine's hostname, so the Lease names
+// that pod. Install returns once the process leads; after a restart,
+// WaitLeader waits for the previous run's Lease to expire.
 //
 // From make: `make cluster-up` (rig/cmd/rig up) starts a detached rig with
 // its state in .rig/ and both operators on it, `make cluster-down` removes

@@ -52,9 +52,13 @@ func kserveSpec() operatorSpec {
 		image:           "kserve/kserve-controller:" + KServeVersion,
 		labels:          labels,
 		selector:        map[string]string{"control-plane": "kserve-controller-manager", "controller-tools.k8s.io": "1.0"},
+		// cmd/manager's LeaderLockName; --leader-elect as in KServe's
+		// manager manifest.
+		lease:            "kserve-controller-manager-leader-lock",
+		podNamespaceFile: true,
 		args: func(webhook, metrics, probe int) []string {
-			// No --leader-elect: one process, and no lease to wait for.
 			return []string{
+				"--leader-elect",
 				"--webhook-port", strconv.Itoa(webhook),
 				"--metrics-addr", "127.0.0.1:" + strconv.Itoa(metrics),
 				"--health-probe-addr", "127.0.0.1:" + strconv.Itoa(probe),

@@ -45,12 +45,15 @@ func kubeRaySpec() operatorSpec {
 		labels:          labels,
 		selector:        labels,
 		webhookPort:     kubeRayWebhookPort,
+		// LeaderElectionID of ray-operator's main.go.
+		lease: "ray-operator-leader",
 		args: func(_, metrics, probe int) []string {
 			return []string{
 				"--metrics-addr", "127.0.0.1:" + strconv.Itoa(metrics),
 				"--health-probe-bind-address", "127.0.0.1:" + strconv.Itoa(probe),
-				// On by default in KubeRay; one process needs no lease.
-				"--enable-leader-election=false",
+				// On by default; out of a pod, the namespace must be named.
+				"--enable-leader-election=true",
+				"--leader-election-namespace", "ray-system",
 			}
 		},
 		env: []string{"ENABLE_WEBHOOKS=true"},

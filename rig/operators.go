@@ -90,6 +90,7 @@ type Operator struct {
 	port      int    // webhook server port
 
 	proc     *process
+	started  time.Time // when proc was started, for WaitLeader
 	webhooks []Webhook
 	skipped  []string
 }
@@ -111,6 +112,13 @@ type operatorSpec struct {
 	labels         map[string]string // on the Deployment and its pods
 	selector       map[string]string
 
+	// lease is the Lease the process elects its leader with, in
+	// namespace (its LeaderElectionID); install returns once it leads.
+	lease string
+	// podNamespaceFile: the process has no flag for its leader-election
+	// namespace and reads it, as in a pod, from the service account
+	// namespace file; the rig provides that file (leader.go).
+	podNamespaceFile bool
 	// webhookPort is fixed when the binary has no flag for it; 0 picks a
 	// free port passed through args.
 	webhookPort int
@@ -207,7 +215,18 @@ func (c *Cluster) install(ctx context.Context, spec operatorSpec, opts OperatorO
 	if err := in.controllerDeployment(ctx, spec); err != nil {
 		return nil, err
 	}
-	step("Deployment %s/%s available", spec.namespace, spec.deployment)
+	host := PodHostname()
+	if host == "" {
+		host = "none: this machine's hostname cannot be a pod's, so the Lease's holder names no pod"
+	}
+	step("Deployment %s/%s available; pod hostname %s", spec.namespace, spec.deployment, host)
+	if spec.lease != "" {
+		holder, err := o.WaitLeader(ctx)
+		if err != nil {
+			return nil, err
+		}
+		step("leader: Lease %s/%s held by %s, %.1fs after the process started", spec.namespace, spec.lease, holder, time.Since(o.started).Seconds())
+	}
 	if spec.afterReady != nil {
 		if err := spec.afterReady(ctx, in, o.moduleDir); err != nil {
 			return nil, err
@@ -306,14 +325,29 @@ func (o *Operator) Start(ctx context.Context) error {
 	env := append(childEnv(), "KUBECONFIG="+o.kubeconfig(), "TMPDIR="+o.tmpDir())
 	env = append(env, o.spec.env...)
 	args := o.spec.args(port, ports[0], ports[1])
+	exe, runArgs := o.binary, args
+	if o.spec.podNamespaceFile {
+		if exe, runArgs, err = o.podNamespaceLauncher(args); err != nil {
+			return err
+		}
+	}
 
 	o.c.mu.Lock()
-	p, err := o.c.start(o.spec.binary, o.binary, args, filepath.Join(o.c.dir, "logs"), env, o.opts.Detached)
+	o.started = time.Now()
+	p, err := o.c.start(o.spec.binary, exe, runArgs, filepath.Join(o.c.dir, "logs"), env, o.opts.Detached)
+	if err == nil && exe != o.binary {
+		// The launcher execs the binary in place: the recorded PID runs
+		// the binary, which is what stopping it checks for.
+		p.Exe, p.Args = o.binary, args
+		err = o.c.saveState()
+	}
 	o.c.mu.Unlock()
+	if p != nil {
+		o.proc = p
+	}
 	if err != nil {
 		return err
 	}
-	o.proc = p
 	hooks, err := o.webhookConfigs()
 	if err != nil {
 		return err
@@ -335,19 +369,29 @@ func (o *Operator) Stop(ctx context.Context) error {
 		errs = append(errs, err)
 	}
 	o.webhooks = nil
-	if o.proc != nil {
-		if err := o.proc.stop(10 * time.Second); err != nil {
-			errs = append(errs, err)
-		}
-		o.c.mu.Lock()
-		o.c.procs = slices.DeleteFunc(o.c.procs, func(p *process) bool { return p == o.proc })
-		o.c.state.Processes = o.c.procs
-		if err := o.c.saveState(); err != nil {
-			errs = append(errs, err)
-		}
-		o.c.mu.Unlock()
-		o.proc = nil
+	if err := o.stopProcess(); err != nil {
+		errs = append(errs, err)
 	}
+	return errors.Join(errs...)
+}
+
+// stopProcess stops the operator's process and forgets it.
+func (o *Operator) stopProcess() error {
+	if o.proc == nil {
+		return nil
+	}
+	var errs []error
+	if err := o.proc.stop(10 * time.Second); err != nil {
+		errs = append(errs, err)
+	}
+	o.c.mu.Lock()
+	o.c.procs = slices.DeleteFunc(o.c.procs, func(p *process) bool { return p == o.proc })
+	o.c.state.Processes = o.c.procs
+	if err := o.c.saveState(); err != nil {
+		errs = append(errs, err)
+	}
+	o.c.mu.Unlock()
+	o.proc = nil
 	return errors.Join(errs...)
 }
 
@@ -880,7 +924,11 @@ func (in *installer) controllerDeployment(ctx context.Context, spec operatorSpec
 				ObjectMeta: metav1.ObjectMeta{Labels: spec.labels, Annotations: note},
 				Spec: corev1.PodSpec{
 					ServiceAccountName: spec.serviceAccount,
-					Containers:         []corev1.Container{{Name: spec.container, Image: spec.image}},
+					// The process runs on this machine: its leader identity
+					// starts with this hostname, as a process in the pod
+					// would start it with the pod's.
+					Hostname:   PodHostname(),
+					Containers: []corev1.Container{{Name: spec.container, Image: spec.image}},
 				},
 			},
 		},

@@ -270,7 +270,11 @@ func start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err := waitDefaultServiceAccount(ctx, cs, watched); err != nil {
 		return nil, err
 	}
-	step("default ServiceAccount present; rig ready")
+	step("default ServiceAccount present")
+	if err := createDevicePlugin(ctx, cs, watched); err != nil {
+		return nil, err
+	}
+	step("device plugin DaemonSet %s/%s Ready on %s; rig ready", DevicePluginNamespace, DevicePluginDaemonSet, GPUNodeName)
 	return c, nil
 }
 

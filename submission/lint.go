@@ -131,22 +131,7 @@ func LintDir(dir string, opts LintOptions) (*LintResult, error) {
 	l.lintPath()
 	l.lintSpec(ref)
 
-	sort.SliceStable(l.res.Problems, func(i, j int) bool {
-		a, b := l.res.Problems[i], l.res.Problems[j]
-		if a.File != b.File {
-			return a.File < b.File
-		}
-		if a.Requirement != b.Requirement {
-			return a.Requirement < b.Requirement
-		}
-		if a.Rule != b.Rule {
-			return a.Rule < b.Rule
-		}
-		if a.Line != b.Line {
-			return a.Line < b.Line
-		}
-		return a.Message < b.Message
-	})
+	sortProblems(l.res.Problems)
 	return l.res, nil
 }
 
@@ -517,4 +502,25 @@ func firstN(s []string, n int) []string {
 		return s
 	}
 	return append(s[:n:n], fmt.Sprintf("and %d more", len(s)-n))
+}
+
+// sortProblems orders problems by file, requirement, rule, line, then
+// message: the order every lint reports them in.
+func sortProblems(ps []LintProblem) {
+	sort.SliceStable(ps, func(i, j int) bool {
+		a, b := ps[i], ps[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Requirement != b.Requirement {
+			return a.Requirement < b.Requirement
+		}
+		if a.Rule != b.Rule {
+			return a.Rule < b.Rule
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Message < b.Message
+	})
 }

@@ -11,27 +11,19 @@ import (
 	"time"
 
 	"github.com/aiconform/aiconform/checks"
-	"github.com/aiconform/aiconform/cluster"
 	"github.com/aiconform/aiconform/report"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
 
 // CheckOptions holds every flag of `aiconform check`.
 type CheckOptions struct {
-	ConfigFlags *genericclioptions.ConfigFlags
-	IDs         []string
-	Operators   []string
-	Profiles    []string
-	OutDir      string
-	Output      string
-	Timeout     time.Duration
-	Fixture     string
-	FailOn      string
-	Concurrency int
-	Progress    bool
+	RunFlags
+	IDs    []string
+	OutDir string
+	Output string
+	FailOn string
 
 	streams genericiooptions.IOStreams
 	now     func() time.Time
@@ -40,7 +32,7 @@ type CheckOptions struct {
 // NewCmdCheck builds `aiconform check`. runF replaces Run in tests of flag
 // parsing.
 func NewCmdCheck(streams genericiooptions.IOStreams, now func() time.Time, runF func(*CheckOptions) error) *cobra.Command {
-	o := &CheckOptions{ConfigFlags: genericclioptions.NewConfigFlags(true), streams: streams, now: now}
+	o := &CheckOptions{RunFlags: newRunFlags(), streams: streams, now: now}
 	cmd := &cobra.Command{
 		Use:   "check all | ID...",
 		Short: "Run the checks of requirements (robust_controller) or single checks (webhooks-served)",
@@ -56,7 +48,7 @@ func NewCmdCheck(streams genericiooptions.IOStreams, now func() time.Time, runF 
 			}
 			return nil
 		},
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			o.IDs = args
 			if err := o.Validate(); err != nil {
 				return err
@@ -64,20 +56,14 @@ func NewCmdCheck(streams genericiooptions.IOStreams, now func() time.Time, runF 
 			if runF != nil {
 				return runF(o)
 			}
-			return o.Run(context.Background())
+			return o.Run(cmd.Context())
 		},
 	}
 	f := cmd.Flags()
-	o.ConfigFlags.AddFlags(f)
-	f.StringSliceVar(&o.Operators, "operator", nil, "limit the run to these operator profiles (kserve, kuberay, ...)")
-	f.StringArrayVar(&o.Profiles, "profile", nil, "an operator profile YAML file to add (repeatable)")
+	o.RunFlags.AddFlags(f)
 	f.StringVar(&o.OutDir, "out", "", "directory to write report.md, report.json and junit.xml to")
 	f.StringVarP(&o.Output, "output", "o", "table", "what to print on stdout: table, json, markdown or junit")
-	f.DurationVar(&o.Timeout, "timeout", 60*time.Second, "time limit of each check")
-	f.StringVar(&o.Fixture, "fixture", "", "run on a recorded cluster: a built-in name (demo) or a file recorded by 'aiconform snapshot'")
 	f.StringVar(&o.FailOn, "fail-on", "must", "lowest requirement level that fails the run: must or should")
-	f.IntVar(&o.Concurrency, "concurrency", 4, "checks run at once")
-	f.BoolVar(&o.Progress, "progress", false, "show progress on stderr even when it is not a terminal")
 	return cmd
 }
 
@@ -89,64 +75,17 @@ func (o *CheckOptions) Validate() error {
 	if o.FailOn != "must" && o.FailOn != "should" {
 		return usageErrorf("--fail-on %q: want must or should", o.FailOn)
 	}
-	if o.Timeout <= 0 {
-		return usageErrorf("--timeout must be positive")
-	}
-	if o.Concurrency < 1 {
-		return usageErrorf("--concurrency must be at least 1")
-	}
-	return nil
+	return o.RunFlags.Validate()
 }
 
 // Run runs the checks and writes the report.
 func (o *CheckOptions) Run(ctx context.Context) error {
-	registry := checks.Registry()
-	catalog, err := checks.Catalog(registry)
-	if err != nil {
-		return err
-	}
-	sel, err := checks.Select(o.IDs, catalog, registry)
-	if err != nil {
-		return &usageError{err}
-	}
-	profiles, err := loadProfiles(o.Profiles, o.Operators)
-	if err != nil {
-		return err
-	}
-	src, err := openSource(o.ConfigFlags, o.Fixture, o.now)
-	if err != nil {
-		return err
-	}
-	cache := cluster.NewCache(src)
-	started := o.now()
-	info, err := clusterInfo(ctx, cache)
-	if err != nil {
-		return err
-	}
-	opts := checks.RunOptions{Concurrency: o.Concurrency, Timeout: o.Timeout}
-	if !info.Live && !info.RecordedAt.IsZero() {
-		opts.JudgeAt = func() time.Time { return info.RecordedAt }
-	}
-	if o.Progress || isTerminal(o.streams.ErrOut) {
-		opts.Progress = func(done, total int, r checks.Result) {
-			fmt.Fprintf(o.streams.ErrOut, "\r[%d/%d] %-22s %-18s %-5s", done, total, r.Check.ID, r.Operator, r.Status)
-			if done == total {
-				fmt.Fprintln(o.streams.ErrOut)
-			}
-		}
-	}
-	out := checks.Run(ctx, cache, profiles, sel.Checks, opts, o.now)
-	verdicts := checks.Evaluate(sel.Requirements, out)
-	tool := toolInfo()
-	if tool.CatalogDigest, err = checks.CatalogDigest(registry, profiles); err != nil {
-		return err
-	}
-	rep := report.Build(tool, info, started, o.now(), out, verdicts)
 	failOn := checks.Must
 	if o.FailOn == "should" {
 		failOn = checks.Should
 	}
-	if err := rep.Seal(failOn); err != nil {
+	rep, err := o.RunFlags.Report(ctx, o.IDs, failOn, o.streams.ErrOut, o.now)
+	if err != nil {
 		return err
 	}
 	if o.OutDir != "" {

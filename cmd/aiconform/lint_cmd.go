@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/aiconform/aiconform/submission"
 	"github.com/spf13/cobra"
@@ -13,6 +15,10 @@ import (
 type SubmissionLintOptions struct {
 	Dir      string
 	Template string
+	// Online requests the URLs the program requests (--online), each
+	// within OnlineTimeout.
+	Online        bool
+	OnlineTimeout time.Duration
 
 	streams genericiooptions.IOStreams
 }
@@ -21,9 +27,9 @@ type SubmissionLintOptions struct {
 func newCmdSubmissionLint(streams genericiooptions.IOStreams) *cobra.Command {
 	o := &SubmissionLintOptions{streams: streams}
 	cmd := &cobra.Command{
-		Use:   "lint DIR [--template FILE]",
-		Short: "Check DIR/PRODUCT.yaml offline against the CNCF AI Conformance validator's rules",
-		Long: `lint applies the program's validator rules to DIR/PRODUCT.yaml without a network:
+		Use:   "lint DIR [--template FILE] [--online]",
+		Short: "Check DIR/PRODUCT.yaml against the CNCF AI Conformance validator's rules",
+		Long: `lint applies the program's validator rules to DIR/PRODUCT.yaml, offline unless --online:
 every category and requirement of the checklist present, id, description and level
 unchanged, status allowed, every MUST Implemented, N/A justified, no metadata
 placeholder, k8sConformanceUrl well formed, evidence files inside DIR and present,
@@ -31,29 +37,48 @@ and test reports (junit.xml, results.json, e2e.log, file://path#TestName) passin
 
 The checklist is chosen by metadata.kubernetesVersion. Descriptions are compared
 only with --template, the official AIConformance-X.Y.yaml (or a directory holding
-them): aiconform does not ship the checklist's text. Evidence URLs and vendorName
-are listed as checked online by the program.
+them): aiconform does not ship the checklist's text.
+
+Evidence URLs and the metadata URLs (websiteUrl, repoUrl, documentationUrl,
+productLogoUrl, k8sConformanceUrl) must answer below 400: without --online they
+are listed as checked online by the program; with --online each is requested
+(HEAD, then GET if HEAD is not allowed; up to 10 redirects; --online-timeout
+each), and one that answers 400 or above, or not at all, is a problem.
+vendorName, which must be a CNCF member's exact name, is left to the program.
 
 One line per problem: FILE: REQUIREMENT: RULE: message. Exit 1 if there is any
 problem, 2 if DIR cannot be judged.`,
-		Example: `  aiconform submission lint v1.36/acme --template AIConformance-1.36.yaml`,
-		Args:    exactlyOneDir,
-		RunE: func(_ *cobra.Command, args []string) error {
+		Example: `  aiconform submission lint v1.36/acme --template AIConformance-1.36.yaml
+  # and request every URL, as the program will
+  aiconform submission lint v1.36/acme --template AIConformance-1.36.yaml --online`,
+		Args: exactlyOneDir,
+		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Dir = args[0]
-			return o.Run()
+			if o.OnlineTimeout <= 0 {
+				return usageErrorf("--online-timeout must be positive")
+			}
+			return o.Run(cmd.Context())
 		},
 	}
 	cmd.Flags().StringVar(&o.Template, "template", "", "the official AIConformance-X.Y.yaml, or a directory of them")
+	cmd.Flags().BoolVar(&o.Online, "online", false, "request every evidence and metadata URL, as the program does: each must answer below 400")
+	cmd.Flags().DurationVar(&o.OnlineTimeout, "online-timeout", submission.DefaultOnlineTimeout, "time limit of each URL with --online, redirects included")
 	return cmd
 }
 
 // Run lints the directory.
-func (o *SubmissionLintOptions) Run() error {
+func (o *SubmissionLintOptions) Run(ctx context.Context) error {
 	r, err := submission.LintDir(o.Dir, submission.LintOptions{Template: o.Template})
 	if err != nil {
 		return usageErrorf("lint %s: %v", o.Dir, err)
 	}
-	if err := writeLint(o.streams.Out, o.Dir, r); err != nil {
+	var online []submission.URLTarget
+	if o.Online {
+		if online, err = submission.LintOnline(ctx, o.Dir, r, submission.OnlineOptions{Timeout: o.OnlineTimeout}); err != nil {
+			return usageErrorf("lint %s: %v", o.Dir, err)
+		}
+	}
+	if err := writeLint(o.streams.Out, o.Dir, r, o.Online, online); err != nil {
 		return err
 	}
 	if len(r.Problems) > 0 {
@@ -65,8 +90,9 @@ func (o *SubmissionLintOptions) Run() error {
 }
 
 // writeLint renders a lint result: problems first, since they are what a
-// vendor must fix, then what only the program can check, then the summary.
-func writeLint(w io.Writer, dir string, r *submission.LintResult) error {
+// vendor must fix, then the URLs (checked online, or to be checked by the
+// program), then what only the program can check, then the summary.
+func writeLint(w io.Writer, dir string, r *submission.LintResult, online bool, checked []submission.URLTarget) error {
 	var err error
 	p := func(format string, args ...any) {
 		if err == nil {
@@ -76,14 +102,25 @@ func writeLint(w io.Writer, dir string, r *submission.LintResult) error {
 	for _, pr := range r.Problems {
 		p("%s\n", pr)
 	}
-	if len(r.URLs) > 0 {
+	switch {
+	case online:
+		distinct := map[string]bool{}
+		for _, t := range checked {
+			distinct[t.URL] = true
+		}
+		p("checked online: %d URL(s) of evidence and metadata, each must answer below 400\n", len(distinct))
+	case len(r.URLs) > 0:
 		p("checked online by the program (not here): %d URL(s) must answer below 400\n", len(r.URLs))
 		for _, u := range r.URLs {
 			p("  %s: %s\n", u.Requirement, u.URL)
 		}
 	}
+	unchecked := "not checked offline"
+	if online {
+		unchecked = "not checked"
+	}
 	for _, u := range r.Unchecked {
-		p("not checked offline: %s\n", u)
+		p("%s: %s\n", unchecked, u)
 	}
 	against := "aiconform's built-in checklist " + r.Version
 	if r.Template != "" {

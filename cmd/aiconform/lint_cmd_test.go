@@ -1,9 +1,12 @@
 package main
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -58,4 +61,50 @@ func TestSubmissionLintCommand(t *testing.T) {
 		assert.Equal(t, exitUsage, code)
 		assert.Contains(t, stderr, "template")
 	})
+}
+
+func TestSubmissionLintOnline(t *testing.T) {
+	// A site on 127.0.0.1 stands in for the vendor's: its logo is missing.
+	var requests atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		if strings.HasSuffix(r.URL.Path, ".svg") {
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	dir := orkestrixDir(t)
+	p := filepath.Join(dir, "PRODUCT.yaml")
+	data, err := os.ReadFile(p)
+	require.NoError(t, err)
+	// Every URL points at the local site, the github.com one included: no
+	// test may reach the internet. k8sConformanceUrl no longer has the
+	// program's form, which lint reports offline.
+	product := strings.NewReplacer(
+		"https://docs.quantumcns.ai", srv.URL+"/docs",
+		"https://quantumcns.ai", srv.URL,
+		"https://github.com", srv.URL+"/github",
+	).Replace(string(data))
+	require.NotContains(t, product, "https://")
+	require.NoError(t, os.WriteFile(p, []byte(product), 0o644))
+
+	code, out, _ := runSubmission(t, "submission", "lint", dir)
+	assert.Equal(t, exitNotMet, code)
+	assert.Equal(t, int32(0), requests.Load(), "without --online nothing is requested")
+	assert.Contains(t, out, "checked online by the program (not here): 9 URL(s)")
+
+	code, out, stderr := runSubmission(t, "submission", "lint", dir, "--online", "--online-timeout", "5s")
+	assert.Equal(t, exitNotMet, code, stderr)
+	assert.Positive(t, requests.Load())
+	assert.Contains(t, out, "PRODUCT.yaml: -: metadata-url: metadata.productLogoUrl "+srv.URL+"/docs/img/ORKESTRIX.svg answered 404 Not Found (line 12)\n")
+	assert.Contains(t, out, "PRODUCT.yaml: -: k8s-conformance-url: ")
+	assert.NotContains(t, out, "evidence-url")
+	assert.Contains(t, out, "checked online: 13 URL(s) of evidence and metadata, each must answer below 400\n")
+	assert.NotContains(t, out, "(not here)")
+	assert.Contains(t, out, `not checked: vendorName "QUANTUM C&S": must be a CNCF member's exact name`)
+	assert.Contains(t, out, dir+": 2 problem(s)")
+
+	code, _, stderr = runSubmission(t, "submission", "lint", dir, "--online", "--online-timeout", "0s")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "--online-timeout must be positive")
 }

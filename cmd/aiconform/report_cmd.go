@@ -1,12 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"os"
-
 	"github.com/aiconform/aiconform/report"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -98,13 +92,15 @@ func (o *ReportDiffOptions) Validate() error {
 // Run reads both reports, prints their differences and returns a
 // notMetError when a requirement regressed.
 func (o *ReportDiffOptions) Run() error {
-	old, err := readReport(o.OldPath)
+	// report.ReadFile is strict (schema version, unknown fields, digest)
+	// and names the file in every error.
+	old, err := report.ReadFile(o.OldPath)
 	if err != nil {
-		return err
+		return &usageError{err}
 	}
-	new, err := readReport(o.NewPath)
+	new, err := report.ReadFile(o.NewPath)
 	if err != nil {
-		return err
+		return &usageError{err}
 	}
 	changes := report.Diff(old, new)
 	render := report.DiffText
@@ -118,48 +114,4 @@ func (o *ReportDiffOptions) Run() error {
 		return &notMetError{msg: report.DiffVerdict(changes)}
 	}
 	return nil
-}
-
-// readReport reads a report.json strictly: a field this binary does not
-// know means the file is not what it claims, or is newer than the binary,
-// and a diff that silently dropped it would compare less than it says.
-// Every error names the file and is a usage error.
-func readReport(path string) (*report.Report, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, usageErrorf("read report: %w", err)
-	}
-	// The version is read first and on its own, so that a report of a newer
-	// schema is refused for its version rather than for its first new field.
-	var head struct {
-		SchemaVersion *string `json:"schemaVersion"`
-	}
-	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, usageErrorf("%s: not a report.json: %s", path, jsonError(data, err))
-	}
-	switch {
-	case head.SchemaVersion == nil:
-		return nil, usageErrorf("%s: no schemaVersion: not a report.json written by aiconform", path)
-	case *head.SchemaVersion != report.SchemaVersion:
-		return nil, usageErrorf("%s: schemaVersion %q is not one this aiconform reads (it reads %q)", path, *head.SchemaVersion, report.SchemaVersion)
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	var r report.Report
-	// json.Unmarshal above has already refused trailing data.
-	if err := dec.Decode(&r); err != nil {
-		return nil, usageErrorf("%s: %s", path, jsonError(data, err))
-	}
-	return &r, nil
-}
-
-// jsonError adds the line of a syntax error, which encoding/json gives only
-// as a byte offset.
-func jsonError(data []byte, err error) string {
-	var se *json.SyntaxError
-	if errors.As(err, &se) && se.Offset <= int64(len(data)) {
-		line := 1 + bytes.Count(data[:se.Offset], []byte("\n"))
-		return fmt.Sprintf("line %d: %v", line, err)
-	}
-	return err.Error()
 }

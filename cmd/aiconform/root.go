@@ -1,8 +1,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,6 +19,8 @@ const (
 	exitNotMet      = 1
 	exitUsage       = 2
 	exitUnreachable = 3
+	// exitInterrupted is the shell's code for a run stopped by SIGINT.
+	exitInterrupted = 130
 )
 
 // usageError is bad input: flags, ids, files.
@@ -29,6 +35,12 @@ type clusterError struct{ err error }
 func (e *clusterError) Error() string { return e.err.Error() }
 func (e *clusterError) Unwrap() error { return e.err }
 
+// interruptedError is a run stopped by a signal, after its cleanup.
+type interruptedError struct{ err error }
+
+func (e *interruptedError) Error() string { return e.err.Error() }
+func (e *interruptedError) Unwrap() error { return e.err }
+
 // notMetError is a run that completed with a MUST requirement not met.
 type notMetError struct{ msg string }
 
@@ -41,19 +53,37 @@ func usageErrorf(format string, args ...any) error {
 // Run executes the command line and returns the exit code; main's os.Exit
 // is the only exit.
 func Run(args []string, streams genericiooptions.IOStreams) int {
-	return runWithClock(args, streams, time.Now)
+	// SIGINT and SIGTERM cancel the run's context, so that probes delete
+	// what they made before the process ends; they stay caught until
+	// then, so a second Ctrl-C does not cut the cleanup short.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return runContext(ctx, args, streams, time.Now)
 }
 
 func runWithClock(args []string, streams genericiooptions.IOStreams, now func() time.Time) int {
+	return runContext(context.Background(), args, streams, now)
+}
+
+func runContext(ctx context.Context, args []string, streams genericiooptions.IOStreams, now func() time.Time) int {
 	root := NewRootCmd(streams, now)
 	root.SetArgs(args)
-	err := root.Execute()
+	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
 	}
 	var nm *notMetError
 	var ce *clusterError
+	var ie *interruptedError
 	switch {
+	case ctx.Err() != nil && !errors.As(err, &ie):
+		// Whatever failed, failed because a signal stopped it (a read cut
+		// short is no unreachable cluster).
+		fmt.Fprintln(streams.ErrOut, "aiconform: interrupted:", err)
+		return exitInterrupted
+	case errors.As(err, &ie):
+		fmt.Fprintln(streams.ErrOut, "aiconform:", err)
+		return exitInterrupted
 	case errors.As(err, &nm):
 		// The summary already says what failed; say it once more on stderr
 		// for logs that keep only stderr.
@@ -78,7 +108,9 @@ func NewRootCmd(streams genericiooptions.IOStreams, now func() time.Time) *cobra
 of a Kubernetes cluster meet conformance requirements such as CNCF AI Conformance's
 robust_controller, and writes the evidence: kubectl commands, what they print, and when.
 
-It only reads the cluster (get and list). Use --fixture to run on a recorded cluster.`,
+It only reads the cluster (get, list) unless --probe asks it to prove behaviour with
+dry runs and a canary resource in a namespace of its own. Use --fixture to run on a
+recorded cluster.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -87,6 +119,7 @@ It only reads the cluster (get and list). Use --fixture to run on a recorded clu
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	root.AddCommand(
 		NewCmdCheck(streams, now, nil),
+		NewCmdCleanup(streams, nil),
 		NewCmdList(streams),
 		NewCmdReport(streams),
 		NewCmdSnapshot(streams, now),

@@ -33,6 +33,7 @@ func NewCmdSubmission(streams genericiooptions.IOStreams) *cobra.Command {
 		NewCmdSubmissionVerify(streams, nil),
 		NewCmdSubmissionKeygen(streams, nil),
 		newCmdSubmissionLint(streams),
+		NewCmdSubmissionBuild(streams, nil, nil),
 	)
 	return cmd
 }

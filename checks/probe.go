@@ -1,0 +1,161 @@
+package checks
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aiconform/aiconform/cluster"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+)
+
+// Probe is what --probe sends for one operator. Objects are written as YAML
+// in the profile, as a user would write them for kubectl.
+type Probe struct {
+	// Invalid is a custom resource the operator's validating webhook must
+	// deny: it passes the CRD's schema, so only the webhook can refuse it.
+	Invalid string `yaml:"invalid"`
+	// DeniedBy is the webhook that must deny Invalid.
+	DeniedBy WebhookName `yaml:"deniedBy"`
+	// MutatedBy, when set, is a mutating webhook the canary passes through:
+	// a dry run that comes back with the spec unchanged then warns.
+	MutatedBy *WebhookName `yaml:"mutatedBy"`
+	// Canary is a small valid custom resource: dry-run created first (the
+	// webhooks must admit it), then created for real and watched until the
+	// controller has reconciled it.
+	Canary string `yaml:"canary"`
+
+	invalid, canary *unstructured.Unstructured
+}
+
+// WebhookName names one webhook. Webhook names repeat across operators
+// (kubebuilder's vraycluster.kb.io style), so the configuration that holds
+// it is part of the name.
+type WebhookName struct {
+	Configuration string `yaml:"configuration"`
+	Webhook       string `yaml:"webhook"`
+}
+
+func (w WebhookName) String() string { return w.Configuration + "/" + w.Webhook }
+
+// parse reads the probe's objects and checks they belong to the profile.
+func (pr *Probe) parse(p *Profile) error {
+	var err error
+	if pr.Invalid != "" {
+		if pr.invalid, err = parseObject(pr.Invalid, p); err != nil {
+			return fmt.Errorf("invalid: %w", err)
+		}
+		if pr.DeniedBy.Configuration == "" || pr.DeniedBy.Webhook == "" {
+			return fmt.Errorf("deniedBy: configuration and webhook are required with invalid")
+		}
+	}
+	if pr.Canary != "" {
+		if pr.canary, err = parseObject(pr.Canary, p); err != nil {
+			return fmt.Errorf("canary: %w", err)
+		}
+	}
+	if pr.invalid == nil && pr.canary == nil {
+		return fmt.Errorf("neither invalid nor canary is set")
+	}
+	if pr.MutatedBy != nil && pr.canary == nil {
+		return fmt.Errorf("mutatedBy needs a canary to send")
+	}
+	return nil
+}
+
+func parseObject(text string, p *Profile) (*unstructured.Unstructured, error) {
+	var m map[string]any
+	if err := yaml.UnmarshalStrict([]byte(text), &m); err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: m}
+	gv, err := schema.ParseGroupVersion(u.GetAPIVersion())
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("apiVersion %q: %w", u.GetAPIVersion(), err)
+	case u.GetKind() == "" || u.GetName() == "":
+		return nil, fmt.Errorf("kind and metadata.name are required")
+	case !contains(p.Groups, gv.Group):
+		return nil, fmt.Errorf("%s is not in the profile's groups %v", u.GetAPIVersion(), p.Groups)
+	case u.GetNamespace() != "":
+		return nil, fmt.Errorf("metadata.namespace must be left out: probes use a namespace of their own")
+	}
+	return u, nil
+}
+
+// probeWebhook is one webhook as registered, with what a probe needs.
+type probeWebhook struct {
+	config, kind, name string
+	sideEffects        string
+	rules              []admissionregistrationv1.RuleWithOperations
+}
+
+// registeredWebhooks flattens every validating and mutating webhook.
+func registeredWebhooks(ctx context.Context, env *Env) ([]probeWebhook, error) {
+	vwcs, err := list[*admissionregistrationv1.ValidatingWebhookConfiguration](ctx, env, cluster.Query{Resource: cluster.ValidatingWebhookConfigurations})
+	if err != nil {
+		return nil, err
+	}
+	mwcs, err := list[*admissionregistrationv1.MutatingWebhookConfiguration](ctx, env, cluster.Query{Resource: cluster.MutatingWebhookConfigurations})
+	if err != nil {
+		return nil, err
+	}
+	side := func(s *admissionregistrationv1.SideEffectClass) string {
+		if s == nil {
+			return ""
+		}
+		return string(*s)
+	}
+	var all []probeWebhook
+	for _, c := range vwcs {
+		for _, w := range c.Webhooks {
+			all = append(all, probeWebhook{c.Name, "validating", w.Name, side(w.SideEffects), w.Rules})
+		}
+	}
+	for _, c := range mwcs {
+		for _, w := range c.Webhooks {
+			all = append(all, probeWebhook{c.Name, "mutating", w.Name, side(w.SideEffects), w.Rules})
+		}
+	}
+	return all, nil
+}
+
+func findWebhook(all []probeWebhook, n WebhookName) (probeWebhook, bool) {
+	for _, w := range all {
+		if w.config == n.Configuration && w.name == n.Webhook {
+			return w, true
+		}
+	}
+	return probeWebhook{}, false
+}
+
+// sameNamed lists the other configurations holding a webhook named like n
+// whose rules cover the group: a denial quoting that name could be theirs.
+func sameNamed(all []probeWebhook, n WebhookName, group string) []string {
+	var out []string
+	for _, w := range all {
+		if w.name == n.Webhook && w.config != n.Configuration && rulesName(w.rules, []string{group}) {
+			out = append(out, w.config)
+		}
+	}
+	return out
+}
+
+// kindOf finds the custom resource kind of obj among the CRDs the cluster
+// serves, for the profile's resource entry and kubectl's resource name.
+func kindOf(ctx context.Context, env *Env, obj *unstructured.Unstructured) (*apiextensionsv1.CustomResourceDefinition, error) {
+	crds, err := listCRDs(ctx, env.Cluster)
+	if err != nil {
+		return nil, err
+	}
+	gvk := obj.GroupVersionKind()
+	for _, crd := range crds {
+		if crd.Spec.Group == gvk.Group && crd.Spec.Names.Kind == gvk.Kind {
+			return crd, nil
+		}
+	}
+	return nil, fmt.Errorf("the cluster serves no CRD of kind %s", gvk.GroupKind())
+}

@@ -1,0 +1,519 @@
+package checks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/aiconform/aiconform/cluster"
+	"github.com/aiconform/aiconform/probe"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// CanaryReconciled proves the controller reconciles now, not only that it
+// once did: a fresh custom resource, created in the run's own namespace,
+// must become Ready with children it owns, and those children must be
+// garbage-collected once it is deleted.
+type CanaryReconciled struct{}
+
+// Meta implements Check.
+func (CanaryReconciled) Meta() Meta {
+	return Meta{
+		ID: "canary-reconciled", Title: "A fresh custom resource is reconciled: Ready, owning its children, and collected once deleted",
+		Requirement: "robust_controller", PerOperator: true, Probe: true,
+		Description: "Under --probe only. Creates the profile's canary (KServe: a small sklearn InferenceService; KubeRay: a RayCluster with one worker) in the run's namespace aiconform-probe-RUN, labelled aiconform.io/run=RUN, and watches it and its children (no polling) until its ready conditions are True, recording a timeline: created, status first written, first child, every child kind present, Ready. Its children must be owned by it, as crs-reconciled judges existing resources. Then deletes it and watches its children until the garbage collector has removed them. When it is not Ready in time, the check names the likely cause from the resource's conditions, its pods' states and the namespace's Warning events. The namespace is deleted at the end of the run, however it ends.",
+		Remediation: "Read the diagnosis: a controller that wrote no status is not running or not watching the namespace (see controller-ready and controller-lease); a Pending pod names the resource the cluster lacks; an image that cannot be pulled needs a registry or a mirror; a model format without a serving runtime needs a ServingRuntime.",
+	}
+}
+
+// childResources are the kinds a profile may name as children, as kubectl
+// names them, and their resources for watches.
+var childResources = map[string]cluster.Resource{
+	"Deployment": cluster.Deployments, "Service": cluster.Services, "Pod": cluster.Pods,
+}
+
+// Run implements Check.
+func (CanaryReconciled) Run(ctx context.Context, env *Env) (Result, error) {
+	var r Result
+	p, s := env.Profile, env.Probe
+	switch {
+	case s == nil:
+		r.finish(Skip, "probes are off: --probe creates a canary resource for %s to reconcile", p.Title)
+		return r, nil
+	case p.Probe == nil || p.Probe.canary == nil:
+		r.finish(Skip, "the %s profile has no canary resource", p.Name)
+		return r, nil
+	}
+	crd, err := kindOf(ctx, env, p.Probe.canary)
+	if err != nil {
+		return r, fmt.Errorf("cannot probe: %w", err)
+	}
+	var k *ResourceKind
+	for i := range p.Resources {
+		if p.Resources[i].CRD == crd.Name {
+			k = &p.Resources[i]
+		}
+	}
+	if k == nil {
+		return r, fmt.Errorf("the %s profile's canary is a %s, which is not among its resources", p.Name, crd.Name)
+	}
+	m, err := s.Mapping(p.Probe.canary.GroupVersionKind())
+	if err != nil {
+		return r, err
+	}
+	if _, err := s.EnsureNamespace(ctx); err != nil {
+		return r, err
+	}
+
+	canary := p.Probe.canary.DeepCopy()
+	s.Label(canary)
+	cmd, err := probe.CreateCommand(s.Namespace, canary, false, false)
+	if err != nil {
+		return r, err
+	}
+	created, cerr := s.Create(ctx, m, canary)
+	t0 := env.Now()
+	out := probe.ErrorText("creating", "STDIN", cerr)
+	if cerr == nil {
+		if out, err = probe.CreatedText(canary, false); err != nil {
+			return r, err
+		}
+	}
+	r.Evidence = append(r.Evidence, Step{Command: cmd, Output: out, CapturedAt: t0.UTC(),
+		Note: fmt.Sprintf("a canary %s, created in the run's own namespace", canary.GetKind())})
+	if cerr != nil {
+		st, why := judgeCallError(cerr)
+		if errors.Is(cerr, probe.ErrClosed) || ctx.Err() != nil {
+			return r, cerr
+		}
+		r.finish(st, "the canary could not be created: %s", why)
+		r.Details = diagnoseCreate(cerr)
+		return r, nil
+	}
+
+	w := &canaryWatch{env: env, k: k, name: canary.GetName(), t0: t0, children: map[string]bool{}, kinds: map[string]bool{}}
+	w.add("created %s/%s", m.Resource.Resource, canary.GetName())
+	events, stop, err := w.start(ctx, s, m, created.GetResourceVersion())
+	if err != nil {
+		return r, err
+	}
+	defer stop()
+
+	readyCtx, cancel := context.WithTimeout(ctx, s.Timeout)
+	ready := w.until(readyCtx, events, func() bool { return w.ready })
+	cancel()
+	if ctx.Err() != nil {
+		return r, ctx.Err()
+	}
+	fresh := &Env{Cluster: env.Cluster.Fresh(), Profile: p, Now: env.Now}
+	cr := w.cr
+	if cr == nil {
+		cr = created
+	}
+	r.evidence(ctx, fresh, cluster.Get{Resources: []cluster.Resource{crdResource(crd)}, Namespace: s.Namespace, Names: []string{cr.GetName()}},
+		"the canary as it stands")
+	if !ready {
+		r.Table = w.table()
+		r.Details = w.diagnose(ctx, fresh, s.Namespace, r.evidence)
+		r.finish(Fail, "the canary %s was not reconciled within %s: %s", canary.GetKind(), s.Timeout, r.Details[0])
+		return r, nil
+	}
+	r.evidence(ctx, fresh, ownersGet(*k, cr), "who owns the canary's children: each must name it, or its Deployment's ReplicaSet")
+	fam, err := readFamily(ctx, fresh, *k, s.Namespace, k.ChildLabel+"="+cr.GetName())
+	if err != nil {
+		return r, err
+	}
+	if problems := judgeCR(cr, *k, fam); len(problems) > 0 {
+		r.Table = w.table()
+		r.Details = problems
+		r.finish(Fail, "the canary %s reports Ready, but %s", canary.GetKind(), strings.Join(problems, "; "))
+		return r, nil
+	}
+
+	// Deletion: the children must follow their owner.
+	derr := s.Delete(ctx, m, cr.GetName())
+	dout := probe.DeletedText(m, cr.GetName())
+	if derr != nil {
+		dout = probe.ErrorText("deleting", "", derr)
+	}
+	r.Evidence = append(r.Evidence, Step{Command: probe.DeleteCommand(s.Namespace, m, cr.GetName()), Output: dout, CapturedAt: env.Now().UTC(),
+		Note: "deleting the canary; the garbage collector must remove what it owned"})
+	if derr != nil {
+		return r, fmt.Errorf("delete the canary: %w", derr)
+	}
+	w.deletedAt = env.Now()
+	w.addAt(w.deletedAt, "deleted")
+	gcCtx, cancel := context.WithTimeout(ctx, s.Timeout)
+	collected := w.until(gcCtx, events, func() bool { return w.gone && len(w.children) == 0 })
+	cancel()
+	if ctx.Err() != nil {
+		return r, ctx.Err()
+	}
+	after := &Env{Cluster: env.Cluster.Fresh(), Profile: p, Now: env.Now}
+	r.evidence(ctx, after, childrenGet(*k, cr), "what is left of the canary's children")
+	r.Table = w.table()
+	if !collected {
+		r.finish(Fail, "the canary was Ready in %s, but %s of its children were still there %s after it was deleted: %s",
+			seconds(w.readyAt.Sub(t0)), plural(len(w.children), "object"), s.Timeout, strings.Join(sortedSet(w.children), ", "))
+		return r, nil
+	}
+	r.finish(Pass, "the canary %s was Ready %s after creation, owning its %s; deleted, its children were collected in %s",
+		canary.GetKind(), seconds(w.readyAt.Sub(t0)), strings.Join(w.kindList(), ", "), seconds(w.collectedAt.Sub(w.deletedAt)))
+	return r, nil
+}
+
+// canaryWatch follows one canary and its children.
+type canaryWatch struct {
+	env  *Env
+	k    *ResourceKind
+	name string
+	t0   time.Time
+
+	cr         *unstructured.Unstructured
+	statusSeen bool
+	ready      bool
+	gone       bool
+	// children are the live children, "Kind/name"; kinds those ever seen.
+	children map[string]bool
+	kinds    map[string]bool
+
+	readyAt, deletedAt, collectedAt time.Time
+	steps                           [][]string
+}
+
+type taggedEvent struct {
+	kind string // "" for the canary itself
+	ev   watch.Event
+}
+
+// start watches the canary (by name) and each child kind (by the child
+// label) from the canary's creation on, into one channel.
+func (w *canaryWatch) start(ctx context.Context, s *probe.Session, m *meta.RESTMapping, rv string) (<-chan taggedEvent, func(), error) {
+	ctx, cancel := context.WithCancel(ctx)
+	out := make(chan taggedEvent)
+	type source struct {
+		kind string
+		gvr  schema.GroupVersionResource
+		opts metav1.ListOptions
+	}
+	sources := []source{{"", m.Resource, metav1.ListOptions{FieldSelector: "metadata.name=" + w.name}}}
+	for _, kind := range w.childKinds() {
+		sources = append(sources, source{kind, childResources[kind].GVR, metav1.ListOptions{LabelSelector: w.k.ChildLabel + "=" + w.name}})
+	}
+	for _, src := range sources {
+		wi, err := s.Watch(ctx, src.gvr, rv, src.opts)
+		if err != nil {
+			cancel()
+			return nil, nil, fmt.Errorf("watch %s: %w", src.gvr.Resource, err)
+		}
+		go func() {
+			defer wi.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case ev, ok := <-wi.ResultChan():
+					if !ok {
+						return
+					}
+					select {
+					case out <- taggedEvent{src.kind, ev}:
+					case <-ctx.Done():
+						return
+					}
+				}
+			}
+		}()
+	}
+	return out, cancel, nil
+}
+
+// childKinds are the kinds watched: the profile's, and pods always, since
+// a resource that runs nothing is not served.
+func (w *canaryWatch) childKinds() []string {
+	kinds := append([]string(nil), w.k.Children...)
+	if !contains(kinds, "Pod") {
+		kinds = append(kinds, "Pod")
+	}
+	return kinds
+}
+
+// until applies events until done() holds or ctx ends.
+func (w *canaryWatch) until(ctx context.Context, events <-chan taggedEvent, done func() bool) bool {
+	for !done() {
+		select {
+		case <-ctx.Done():
+			return false
+		case e := <-events:
+			w.apply(e)
+		}
+	}
+	return true
+}
+
+func (w *canaryWatch) apply(e taggedEvent) {
+	u, ok := e.ev.Object.(*unstructured.Unstructured)
+	if !ok {
+		return // bookmarks and errors carry no object of ours
+	}
+	switch e.ev.Type {
+	case watch.Added, watch.Modified, watch.Deleted:
+	default:
+		return
+	}
+	if e.kind == "" {
+		if e.ev.Type == watch.Deleted {
+			w.gone = true
+			w.add("%s gone", w.name)
+			w.finishCollect()
+			return
+		}
+		w.cr = u
+		if _, found := u.Object["status"]; found && !w.statusSeen {
+			w.statusSeen = true
+			w.add("status first written")
+		}
+		if !w.ready && conditionsMet(u, *w.k) {
+			w.ready = true
+			w.readyAt = w.env.Now()
+			w.addAt(w.readyAt, "Ready (%s)", strings.Join(w.k.ReadyConditions, ", "))
+		}
+		return
+	}
+	key := e.kind + "/" + u.GetName()
+	if e.ev.Type == watch.Deleted {
+		delete(w.children, key)
+		w.finishCollect()
+		return
+	}
+	if !w.children[key] && w.deletedAt.IsZero() {
+		if len(w.kinds) == 0 {
+			w.add("first child: %s", key)
+		}
+		if !w.kinds[e.kind] {
+			w.kinds[e.kind] = true
+			if len(w.kinds) == len(w.childKinds()) {
+				w.add("every child kind present: %s", strings.Join(w.kindList(), ", "))
+			}
+		}
+	}
+	w.children[key] = true
+}
+
+func (w *canaryWatch) finishCollect() {
+	if w.gone && len(w.children) == 0 && !w.deletedAt.IsZero() && w.collectedAt.IsZero() {
+		w.collectedAt = w.env.Now()
+		w.addAt(w.collectedAt, "children collected")
+	}
+}
+
+func (w *canaryWatch) kindList() []string {
+	var out []string
+	for _, k := range w.childKinds() {
+		if w.kinds[k] {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// add records a timeline event at the current time.
+func (w *canaryWatch) add(format string, args ...any) {
+	w.addAt(w.env.Now(), format, args...)
+}
+
+func (w *canaryWatch) addAt(at time.Time, format string, args ...any) {
+	w.steps = append(w.steps, []string{fmt.Sprintf(format, args...), at.UTC().Format("15:04:05.000"), "+" + seconds(at.Sub(w.t0))})
+}
+
+func (w *canaryWatch) table() *Table {
+	return &Table{Header: []string{"EVENT", "AT (UTC)", "SINCE CREATED"}, Rows: w.steps}
+}
+
+// conditionsMet is the Ready half of judgeCR, read from a watch event.
+func conditionsMet(cr *unstructured.Unstructured, k ResourceKind) bool {
+	conds := conditions(cr)
+	n := 0
+	for _, t := range k.ReadyConditions {
+		if c, ok := findCondition(conds, t); ok && c.Status == string(metav1.ConditionTrue) {
+			n++
+		}
+	}
+	if og, found, _ := unstructured.NestedInt64(cr.Object, "status", "observedGeneration"); found && og != cr.GetGeneration() {
+		return false
+	}
+	return n == len(k.ReadyConditions) || (k.AnyCondition && n > 0)
+}
+
+// readFamily lists the child kinds of k that match selector, in one
+// namespace or ("") in all.
+func readFamily(ctx context.Context, env *Env, k ResourceKind, namespace, selector string) (family, error) {
+	var f family
+	var err error
+	q := func(r cluster.Resource) cluster.Query {
+		return cluster.Query{Resource: r, Namespace: namespace, LabelSelector: selector}
+	}
+	if contains(k.Children, "Deployment") {
+		if f.deployments, err = list[*appsv1.Deployment](ctx, env, q(cluster.Deployments)); err != nil {
+			return f, err
+		}
+		if f.replicaSets, err = list[*appsv1.ReplicaSet](ctx, env, q(cluster.ReplicaSets)); err != nil {
+			return f, err
+		}
+	}
+	if contains(k.Children, "Service") {
+		if f.services, err = list[*corev1.Service](ctx, env, q(cluster.Services)); err != nil {
+			return f, err
+		}
+	}
+	f.pods, err = list[*corev1.Pod](ctx, env, q(cluster.Pods))
+	return f, err
+}
+
+// diagnose names the likely causes of a canary that did not get Ready, from
+// what the timeline saw, the resource's conditions and its pods' states,
+// showing the reads as evidence.
+func (w *canaryWatch) diagnose(ctx context.Context, env *Env, ns string, show func(context.Context, *Env, cluster.Get, string)) []string {
+	var causes []string
+	waited := seconds(w.env.Now().Sub(w.t0))
+	if !w.statusSeen {
+		causes = append(causes, fmt.Sprintf("the controller wrote no status in %s: it is not reconciling (is it running and holding its lease? see controller-ready and controller-lease)", waited))
+	}
+	if w.cr != nil {
+		causes = append(causes, conditionCauses(w.cr, *w.k)...)
+	}
+	sel := w.k.ChildLabel + "=" + w.name
+	show(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Pods}, Namespace: ns, LabelSelector: sel, Wide: true}, "the canary's pods")
+	pods, err := list[*corev1.Pod](ctx, env, cluster.Query{Resource: cluster.Pods, Namespace: ns, LabelSelector: sel})
+	if err != nil {
+		causes = append(causes, fmt.Sprintf("its pods could not be read: %v", err))
+	}
+	for _, p := range pods {
+		causes = append(causes, podCauses(p)...)
+	}
+	if w.statusSeen && len(pods) == 0 && err == nil {
+		causes = append(causes, "no pod was created for it")
+	}
+	warnings := cluster.Query{Resource: cluster.Events, Namespace: ns, FieldSelector: "type=Warning"}
+	show(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Events}, Namespace: ns, FieldSelector: warnings.FieldSelector},
+		"Warning events in the run's namespace")
+	events, err := list[*corev1.Event](ctx, env, warnings)
+	if err != nil {
+		causes = append(causes, fmt.Sprintf("its namespace's events could not be read: %v", err))
+	}
+	causes = append(causes, eventCauses(events)...)
+	if len(causes) == 0 {
+		causes = append(causes, fmt.Sprintf("no cause found in its conditions or pods after %s; it may only need longer (--probe-timeout)", waited))
+	}
+	return causes
+}
+
+// maxEventCauses bounds the events a diagnosis quotes: the first few say
+// what went wrong, the rest repeat it.
+const maxEventCauses = 5
+
+// eventCauses quotes Warning events, once per reason and object.
+func eventCauses(events []*corev1.Event) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, e := range events {
+		obj := e.InvolvedObject.Kind + "/" + e.InvolvedObject.Name
+		if seen[e.Reason+" "+obj] || len(out) == maxEventCauses {
+			continue
+		}
+		seen[e.Reason+" "+obj] = true
+		out = append(out, fmt.Sprintf("event %s on %s: %s", e.Reason, obj, strings.TrimSpace(e.Message)))
+	}
+	return out
+}
+
+var noRuntimeRE = regexp.MustCompile(`(?i)no ?supporting ?runtime|runtime ?not ?recognized|no runtime found|no .*serving ?runtime`)
+
+// conditionCauses lists the resource's ready conditions that are not True,
+// with their reasons, naming a missing serving runtime where that is the
+// reason.
+func conditionCauses(cr *unstructured.Unstructured, k ResourceKind) []string {
+	var out []string
+	for _, c := range conditions(cr) {
+		if c.Status == string(metav1.ConditionTrue) {
+			continue
+		}
+		line := strings.TrimSpace(fmt.Sprintf("condition %s=%s %s: %s", c.Type, c.Status, c.Reason, c.Message))
+		if noRuntimeRE.MatchString(c.Reason + " " + c.Message) {
+			line = "no ServingRuntime supports the model format: " + line
+		}
+		if contains(k.ReadyConditions, c.Type) || c.Reason != "" || c.Message != "" {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+var insufficientRE = regexp.MustCompile(`Insufficient ([A-Za-z0-9./_-]*[A-Za-z0-9])`)
+
+// podCauses lists what keeps a pod from running.
+func podCauses(p *corev1.Pod) []string {
+	var out []string
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+			line := fmt.Sprintf("pod %s is %s, unschedulable: %s", p.Name, p.Status.Phase, c.Message)
+			var res []string
+			for _, m := range insufficientRE.FindAllStringSubmatch(c.Message, -1) {
+				if !contains(res, m[1]) {
+					res = append(res, m[1])
+				}
+			}
+			if len(res) > 0 {
+				line = fmt.Sprintf("insufficient %s: %s", strings.Join(res, ", "), line)
+			}
+			out = append(out, line)
+		}
+	}
+	for _, cs := range append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
+		if wt := cs.State.Waiting; wt != nil {
+			switch wt.Reason {
+			case "ImagePullBackOff", "ErrImagePull", "InvalidImageName":
+				out = append(out, fmt.Sprintf("pod %s container %s cannot pull image %s: %s %s", p.Name, cs.Name, cs.Image, wt.Reason, wt.Message))
+			case "CrashLoopBackOff":
+				out = append(out, fmt.Sprintf("pod %s container %s is crash-looping (%d restarts)", p.Name, cs.Name, cs.RestartCount))
+			case "CreateContainerConfigError", "CreateContainerError":
+				out = append(out, fmt.Sprintf("pod %s container %s cannot start: %s %s", p.Name, cs.Name, wt.Reason, wt.Message))
+			}
+		}
+		for _, t := range []*corev1.ContainerStateTerminated{cs.State.Terminated, cs.LastTerminationState.Terminated} {
+			if t != nil && t.Reason == "OOMKilled" {
+				out = append(out, fmt.Sprintf("pod %s container %s was OOMKilled: its memory limit is too low for the model", p.Name, cs.Name))
+				break
+			}
+		}
+	}
+	return out
+}
+
+// diagnoseCreate names the cause of a canary the API server refused.
+func diagnoseCreate(err error) []string {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "x509") || strings.Contains(msg, "tls:") || strings.Contains(msg, "certificate"):
+		return []string{"webhook TLS failure: the API server does not trust the webhook's serving certificate (caBundle): " + msg}
+	case strings.Contains(msg, "failed calling webhook"):
+		return []string{"the operator's webhook cannot be called, so nothing of its kind can be created: " + msg}
+	case strings.Contains(msg, "denied the request"):
+		return []string{"a webhook denied the canary: " + msg}
+	}
+	return []string{msg}
+}
+
+// seconds prints a duration to the tenth of a second.
+func seconds(d time.Duration) string {
+	return fmt.Sprintf("%.1f s", d.Seconds())
+}

@@ -1,0 +1,231 @@
+package checks
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+func statusErr(code int32, reason metav1.StatusReason, msg string) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: code, Reason: reason, Message: msg}}
+}
+
+func TestJudgeDenial(t *testing.T) {
+	want := WebhookName{Configuration: "widgets.demo.example.com", Webhook: "v.widgets.demo.example.com"}
+	tests := []struct {
+		name   string
+		err    error
+		others []string
+		status Status
+		reason string
+	}{
+		{"admitted", nil, nil, Fail, "the invalid Widget was admitted: webhook widgets.demo.example.com/v.widgets.demo.example.com did not deny it"},
+		{"denied by the webhook", statusErr(http.StatusForbidden, metav1.StatusReasonForbidden,
+			`admission webhook "v.widgets.demo.example.com" denied the request: size must be positive`), nil,
+			Pass, "denied the invalid Widget (size must be positive)"},
+		{"denied by a webhook of the same name elsewhere too", statusErr(http.StatusForbidden, metav1.StatusReasonForbidden,
+			`admission webhook "v.widgets.demo.example.com" denied the request: no`), []string{"copycat"},
+			Warn, "configurations widgets.demo.example.com and copycat share that name"},
+		{"denied by another webhook", statusErr(http.StatusForbidden, metav1.StatusReasonForbidden,
+			`admission webhook "policy.example.com" denied the request: no labels`), nil,
+			Fail, "another webhook denied the invalid resource, not the operator's"},
+		{"webhook down", statusErr(http.StatusInternalServerError, metav1.StatusReasonInternalError,
+			`Internal error occurred: failed calling webhook "v.widgets.demo.example.com": failed to call webhook: Post "https://127.0.0.1:9443/validate": dial tcp 127.0.0.1:9443: connect: connection refused`), nil,
+			Fail, "cannot call the webhook: Internal error occurred: failed calling webhook"},
+		{"dry run refused", statusErr(http.StatusBadRequest, metav1.StatusReasonBadRequest,
+			`admission webhook "v.widgets.demo.example.com" does not support dry run`), nil,
+			Error, "cannot be called in a dry run"},
+		{"schema refused it first", apierrors.NewInvalid(schema.GroupKind{Group: "demo.example.com", Kind: "Widget"}, "w",
+			field.ErrorList{field.Required(field.NewPath("spec"), "")}), nil,
+			Error, "before any webhook saw it"},
+		{"not allowed to create", apierrors.NewForbidden(schema.GroupResource{Group: "demo.example.com", Resource: "widgets"}, "w",
+			errors.New(`User "auditor" cannot create resource "widgets" in API group "demo.example.com" in the namespace "p"`)), nil,
+			Error, `cannot create resource "widgets"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			status, reason := judgeDenial(tc.err, want, tc.others, "Widget")
+			assert.Equal(t, tc.status, status, reason)
+			assert.Contains(t, reason, tc.reason)
+		})
+	}
+}
+
+func TestObjectDiff(t *testing.T) {
+	sent := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "demo.example.com/v1", "kind": "Widget",
+		"metadata": map[string]any{"name": "w", "labels": map[string]any{"a": "1"}},
+		"spec":     map[string]any{"short": map[string]any{"uri": "s3://m"}, "list": []any{"x"}},
+	}}
+	got := sent.DeepCopy()
+	got.Object["metadata"].(map[string]any)["uid"] = "123"
+	got.Object["metadata"].(map[string]any)["creationTimestamp"] = "2027-01-02T03:04:05Z"
+	got.Object["metadata"].(map[string]any)["annotations"] = map[string]any{"mode": "raw"}
+	got.Object["status"] = map[string]any{"phase": "x"}
+	delete(got.Object["spec"].(map[string]any), "short")
+	got.Object["spec"].(map[string]any)["model"] = map[string]any{"uri": "s3://m", "format": "sklearn"}
+	assert.Equal(t, [][]string{
+		{"metadata.annotations.mode", "(absent)", `"raw"`},
+		{"spec.model.format", "(absent)", `"sklearn"`},
+		{"spec.model.uri", "(absent)", `"s3://m"`},
+		{"spec.short.uri", `"s3://m"`, "(absent)"},
+	}, objectDiff(sent, got), "server-set metadata and status are not changes")
+	assert.Empty(t, objectDiff(sent, sent.DeepCopy()))
+}
+
+func TestPodCauses(t *testing.T) {
+	pending := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p1"}, Status: corev1.PodStatus{Phase: corev1.PodPending,
+		Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable",
+			Message: "0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 Insufficient memory. preemption: 0/2 nodes are available"}}}}
+	assert.Equal(t, []string{"insufficient nvidia.com/gpu, memory: pod p1 is Pending, unschedulable: 0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 Insufficient memory. preemption: 0/2 nodes are available"},
+		podCauses(pending))
+
+	waiting := func(reason string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p2"}, Status: corev1.PodStatus{Phase: corev1.PodPending,
+			ContainerStatuses: []corev1.ContainerStatus{{Name: "kserve-container", Image: "kserve/sklearnserver:v0.15.0", RestartCount: 4,
+				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: "back-off"}}}}}}
+	}
+	assert.Equal(t, []string{"pod p2 container kserve-container cannot pull image kserve/sklearnserver:v0.15.0: ImagePullBackOff back-off"}, podCauses(waiting("ImagePullBackOff")))
+	assert.Equal(t, []string{"pod p2 container kserve-container is crash-looping (4 restarts)"}, podCauses(waiting("CrashLoopBackOff")))
+
+	oom := waiting("CrashLoopBackOff")
+	oom.Status.ContainerStatuses[0].LastTerminationState.Terminated = &corev1.ContainerStateTerminated{Reason: "OOMKilled", ExitCode: 137}
+	assert.Contains(t, podCauses(oom), "pod p2 container kserve-container was OOMKilled: its memory limit is too low for the model")
+
+	assert.Empty(t, podCauses(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "ok"}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}))
+}
+
+func TestConditionCauses(t *testing.T) {
+	cr := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"conditions": []any{
+		map[string]any{"type": "PredictorReady", "status": "False", "reason": "NoSupportingRuntime", "message": "No runtime found to support predictor with model type: {tensorrt <nil>}"},
+		map[string]any{"type": "Ready", "status": "False"},
+		map[string]any{"type": "IngressReady", "status": "True"},
+	}}}}
+	assert.Equal(t, []string{
+		"no ServingRuntime supports the model format: condition PredictorReady=False NoSupportingRuntime: No runtime found to support predictor with model type: {tensorrt <nil>}",
+		"condition Ready=False :",
+	}, conditionCauses(cr, ResourceKind{ReadyConditions: []string{"Ready"}}))
+}
+
+// fakeClock advances by a tenth of a second on each reading.
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) now() time.Time { c.t = c.t.Add(100 * time.Millisecond); return c.t }
+
+func TestCanaryTimeline(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2027, 1, 2, 3, 4, 5, 0, time.UTC)}
+	k := &ResourceKind{CRD: "widgets.demo.example.com", ReadyConditions: []string{"Ready"}, ChildLabel: "demo/widget", Children: []string{"Deployment", "Service"}}
+	w := &canaryWatch{env: &Env{Now: clock.now}, k: k, name: "w", t0: clock.t, children: map[string]bool{}, kinds: map[string]bool{}}
+	obj := func(name string, status map[string]any) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{}}
+		u.SetName(name)
+		if status != nil {
+			u.Object["status"] = status
+		}
+		return u
+	}
+	ready := map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
+	notReady := map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "Unknown"}}}
+	events := []taggedEvent{
+		{"", watch.Event{Type: watch.Added, Object: obj("w", nil)}},
+		{"Deployment", watch.Event{Type: watch.Added, Object: obj("w-predictor", nil)}},
+		{"", watch.Event{Type: watch.Modified, Object: obj("w", notReady)}},
+		{"Service", watch.Event{Type: watch.Added, Object: obj("w-predictor", nil)}},
+		{"", watch.Event{Type: watch.Bookmark, Object: obj("w", ready)}}, // bookmarks say nothing
+		{"Pod", watch.Event{Type: watch.Added, Object: obj("w-predictor-1", nil)}},
+		{"", watch.Event{Type: watch.Modified, Object: obj("w", ready)}},
+	}
+	for _, e := range events {
+		w.apply(e)
+	}
+	require.True(t, w.ready, "Ready=True makes the canary ready; Unknown did not")
+	w.deletedAt = clock.now()
+	for _, e := range []taggedEvent{
+		{"", watch.Event{Type: watch.Deleted, Object: obj("w", ready)}},
+		{"Service", watch.Event{Type: watch.Deleted, Object: obj("w-predictor", nil)}},
+		{"Pod", watch.Event{Type: watch.Deleted, Object: obj("w-predictor-1", nil)}},
+	} {
+		w.apply(e)
+	}
+	assert.True(t, w.collectedAt.IsZero(), "the Deployment is still there")
+	w.apply(taggedEvent{"Deployment", watch.Event{Type: watch.Deleted, Object: obj("w-predictor", nil)}})
+	assert.False(t, w.collectedAt.IsZero())
+	var names []string
+	for _, row := range w.table().Rows {
+		names = append(names, row[0])
+	}
+	assert.Equal(t, []string{
+		"first child: Deployment/w-predictor",
+		"status first written",
+		"every child kind present: Deployment, Service, Pod",
+		"Ready (Ready)",
+		"w gone",
+		"children collected",
+	}, names)
+	assert.Equal(t, "+0.4 s", w.table().Rows[3][2], "time since creation, as read when Ready was seen")
+}
+
+func TestProbeProfileErrors(t *testing.T) {
+	base := `
+name: widgets
+groups: [demo.example.com]
+controller: {namespace: demo, selector: app=widgets}
+`
+	tests := []struct{ name, probe, want string }{
+		{"deniedBy missing", "probe:\n  invalid: |\n    apiVersion: demo.example.com/v1\n    kind: Widget\n    metadata: {name: bad}\n", "deniedBy: configuration and webhook are required"},
+		{"other group", "probe:\n  canary: |\n    apiVersion: other.example.com/v1\n    kind: Widget\n    metadata: {name: c}\n", "not in the profile's groups"},
+		{"namespace set", "probe:\n  canary: |\n    apiVersion: demo.example.com/v1\n    kind: Widget\n    metadata: {name: c, namespace: default}\n", "metadata.namespace must be left out"},
+		{"empty", "probe: {}\n", "neither invalid nor canary is set"},
+		{"not YAML", "probe:\n  canary: '{'\n", "probe: canary"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseProfiles("widgets.yaml", []byte(base+tc.probe))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.Contains(t, err.Error(), "widgets.yaml:", "the error names the file and line")
+		})
+	}
+	ps, err := BuiltinProfiles()
+	require.NoError(t, err)
+	for _, p := range ps {
+		if p.Name == "kserve" || p.Name == "kuberay" {
+			require.NotNil(t, p.Probe, p.Name)
+			assert.NotNil(t, p.Probe.invalid, p.Name)
+			assert.NotNil(t, p.Probe.canary, p.Name)
+		}
+	}
+}
+
+func TestEventCauses(t *testing.T) {
+	ev := func(reason, kind, name, msg string) *corev1.Event {
+		return &corev1.Event{Reason: reason, Message: msg, Type: corev1.EventTypeWarning,
+			InvolvedObject: corev1.ObjectReference{Kind: kind, Name: name}}
+	}
+	events := []*corev1.Event{
+		ev("FailedScheduling", "Pod", "p1", "0/2 nodes are available: 2 Insufficient nvidia.com/gpu. "),
+		ev("FailedScheduling", "Pod", "p1", "0/2 nodes are available: 2 Insufficient nvidia.com/gpu."),
+		ev("InternalError", "InferenceService", "sklearn-iris", "fails to reconcile predictor"),
+	}
+	assert.Equal(t, []string{
+		"event FailedScheduling on Pod/p1: 0/2 nodes are available: 2 Insufficient nvidia.com/gpu.",
+		"event InternalError on InferenceService/sklearn-iris: fails to reconcile predictor",
+	}, eventCauses(events), "one line per reason and object")
+	var many []*corev1.Event
+	for i := range 9 {
+		many = append(many, ev("BackOff", "Pod", fmt.Sprintf("p%d", i), "back-off"))
+	}
+	assert.Len(t, eventCauses(many), maxEventCauses)
+}

@@ -1,0 +1,285 @@
+package checks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/aiconform/aiconform/probe"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// WebhooksAnswer proves the operator's admission webhooks answer, which a
+// listing of their configurations cannot: an invalid custom resource must
+// be denied by the operator's own webhook, and a valid one admitted. Both
+// are server-side dry runs, so nothing is stored.
+type WebhooksAnswer struct{}
+
+// Meta implements Check.
+func (WebhooksAnswer) Meta() Meta {
+	return Meta{
+		ID: "webhooks-answer", Title: "The operator's webhooks answer: an invalid resource is denied, a valid one admitted",
+		Requirement: "robust_controller", PerOperator: true, Probe: true,
+		Description: "Under --probe only. Sends the profile's invalid custom resource as a server-side dry-run create (nothing is stored) into the run's probe namespace; it passes when the API server's answer says the profile's webhook denied it (`admission webhook \"NAME\" denied the request`), the webhook named by configuration and name since names repeat across operators. Then sends the profile's canary the same way: it must be admitted, and what came back is compared with what was sent (the mutating webhooks' and the schema's defaults). A webhook that cannot be called fails with the API server's error; one whose sideEffects forbid dry runs is an error saying so. Without --probe it is skipped.",
+		Remediation: "If the webhook cannot be called, check its Service, endpoints and serving certificate (webhooks-served) and the controller's logs. If the invalid resource was admitted, the webhook is not registered for CREATE on that resource or its failurePolicy is Ignore while it is down.",
+	}
+}
+
+// Run implements Check.
+func (WebhooksAnswer) Run(ctx context.Context, env *Env) (Result, error) {
+	var r Result
+	p, s := env.Profile, env.Probe
+	switch {
+	case s == nil:
+		r.finish(Skip, "probes are off: --probe sends %s's webhooks a resource they must deny", p.Title)
+		return r, nil
+	case p.Probe == nil || p.Probe.invalid == nil:
+		r.finish(Skip, "the %s profile has no invalid resource to probe its webhooks with", p.Name)
+		return r, nil
+	}
+	pr := p.Probe
+	hooks, err := registeredWebhooks(ctx, env)
+	if err != nil {
+		return r, err
+	}
+	kind := pr.invalid.GetKind()
+	group := pr.invalid.GroupVersionKind().Group
+	deniedBy := pr.DeniedBy
+	if _, ok := findWebhook(hooks, deniedBy); !ok {
+		// Installers name configurations differently (kustomize, Helm); a
+		// webhook of the same name on the operator's group, in one other
+		// configuration, is the same webhook.
+		others := sameNamed(hooks, deniedBy, group)
+		if len(others) != 1 {
+			r.finish(Fail, "webhook %s is not registered: nothing of %s can deny an invalid %s", deniedBy, p.Title, kind)
+			return r, nil
+		}
+		deniedBy.Configuration = others[0]
+	}
+	if _, err := kindOf(ctx, env, pr.invalid); err != nil {
+		return r, fmt.Errorf("cannot probe: %w", err)
+	}
+	m, err := s.Mapping(pr.invalid.GroupVersionKind())
+	if err != nil {
+		return r, err
+	}
+	if _, err := s.EnsureNamespace(ctx); err != nil {
+		return r, err
+	}
+
+	invalid := pr.invalid.DeepCopy()
+	s.Label(invalid)
+	_, denyErr := s.DryRun(ctx, m, invalid)
+	if err := r.writeStep(env, s.Namespace, invalid, nil, denyErr, false,
+		fmt.Sprintf("an invalid %s, sent as a dry run: webhook %s must deny it", kind, deniedBy)); err != nil {
+		return r, err
+	}
+	status, reason := judgeDenial(denyErr, deniedBy, sameNamed(hooks, deniedBy, group), kind)
+	if status != Pass || pr.canary == nil {
+		r.finish(status, "%s", reason)
+		return r, nil
+	}
+
+	canary := pr.canary.DeepCopy()
+	s.Label(canary)
+	// canary-reconciled creates the canary itself, maybe at this moment:
+	// the dry run must not collide with it by name.
+	canary.SetName(canary.GetName() + "-dry-run")
+	cm, err := s.Mapping(canary.GroupVersionKind())
+	if err != nil {
+		return r, err
+	}
+	got, admitErr := s.DryRun(ctx, cm, canary)
+	if err := r.writeStep(env, s.Namespace, canary, got, admitErr, true,
+		fmt.Sprintf("a valid %s, sent as a dry run: it must be admitted; what comes back shows the defaults the webhooks and schema added", canary.GetKind())); err != nil {
+		return r, err
+	}
+	if admitErr != nil {
+		st, why := judgeCallError(admitErr)
+		r.finish(st, "the invalid %s was denied, but the valid canary was refused too: %s", kind, why)
+		return r, nil
+	}
+	changes := objectDiff(canary, got)
+	if len(changes) > 0 {
+		r.Table = &Table{Header: []string{"FIELD", "SENT", "RETURNED"}, Rows: changes}
+	}
+	if pr.MutatedBy != nil {
+		if _, ok := findWebhook(hooks, *pr.MutatedBy); !ok {
+			r.finish(Warn, "%s; but mutating webhook %s is not registered", reason, *pr.MutatedBy)
+			return r, nil
+		}
+		if len(changes) == 0 {
+			r.finish(Warn, "%s; but the canary came back unchanged through mutating webhook %s", reason, *pr.MutatedBy)
+			return r, nil
+		}
+	}
+	r.finish(Pass, "%s; the valid %s was admitted (%s changed on the way)", reason, canary.GetKind(), plural(len(changes), "field"))
+	return r, nil
+}
+
+// writeStep records a create as kubectl shows it: the created line (or
+// the object, with -o yaml) on success, kubectl's error text on failure.
+func (r *Result) writeStep(env *Env, namespace string, sent, got *unstructured.Unstructured, werr error, showYAML bool, note string) error {
+	cmd, err := probe.CreateCommand(namespace, sent, true, showYAML)
+	if err != nil {
+		return err
+	}
+	var out string
+	switch {
+	case werr != nil:
+		out = probe.ErrorText("creating", "STDIN", werr)
+		if msg := werr.Error(); strings.Contains(msg, "admission webhook") && !strings.Contains(out, "admission webhook") {
+			// kubectl prints only the causes of an Invalid answer; the
+			// webhook that gave it is in the status message.
+			note += fmt.Sprintf(". The API's status message, which kubectl does not print for Invalid: %q", msg)
+		}
+	case showYAML:
+		if out, err = probe.YAMLText(got); err != nil {
+			return err
+		}
+	default:
+		if out, err = probe.CreatedText(sent, true); err != nil {
+			return err
+		}
+	}
+	r.Evidence = append(r.Evidence, Step{Command: cmd, Output: out, CapturedAt: env.Now().UTC(), Note: note})
+	return nil
+}
+
+// judgeDenial reads the API server's answer to the invalid resource.
+// others are configurations with a webhook of the same name on the group.
+func judgeDenial(err error, want WebhookName, others []string, kind string) (Status, string) {
+	if err == nil {
+		return Fail, fmt.Sprintf("the invalid %s was admitted: webhook %s did not deny it", kind, want)
+	}
+	msg := err.Error()
+	deniedBy := fmt.Sprintf("admission webhook %q denied the request", want.Webhook)
+	if i := strings.Index(msg, deniedBy); i >= 0 {
+		why := strings.TrimPrefix(strings.TrimSpace(msg[i+len(deniedBy):]), ": ")
+		if len(others) > 0 {
+			return Warn, fmt.Sprintf("a webhook named %q denied the invalid %s, but configurations %s and %s share that name",
+				want.Webhook, kind, want.Configuration, strings.Join(others, ", "))
+		}
+		return Pass, fmt.Sprintf("webhook %s denied the invalid %s (%s)", want, kind, firstLine(why))
+	}
+	if strings.Contains(msg, "denied the request") {
+		return Fail, "another webhook denied the invalid resource, not the operator's: " + msg
+	}
+	if apierrors.IsInvalid(err) && !strings.Contains(msg, "webhook") {
+		return Error, "the API server refused the invalid resource before any webhook saw it (schema validation); the profile's invalid resource must pass the CRD's schema: " + msg
+	}
+	return judgeCallError(err)
+}
+
+// judgeCallError reads a write that failed for a reason other than a
+// denial.
+func judgeCallError(err error) (Status, string) {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "does not support dry run"):
+		return Error, "a webhook on the path cannot be called in a dry run (its sideEffects are not None or NoneOnDryRun), so the probe cannot tell: " + msg
+	case strings.Contains(msg, "failed calling webhook"):
+		return Fail, "cannot call the webhook: " + msg
+	case apierrors.IsForbidden(err) && strings.Contains(msg, "cannot create"):
+		return Error, "not allowed to create (dry run) the probe's resource: " + msg
+	}
+	return Fail, msg
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+// serverSet are metadata fields every create fills in; they say nothing of
+// what admission changed.
+var serverSet = []string{"uid", "resourceVersion", "creationTimestamp", "generation", "managedFields", "namespace"}
+
+// objectDiff lists the fields whose values differ between what was sent
+// and what the API server returned, apart from those every create sets and
+// the status, as rows of path, sent and returned values.
+func objectDiff(sent, got *unstructured.Unstructured) [][]string {
+	a, b := flatten(strip(sent.Object)), flatten(strip(got.Object))
+	var paths []string
+	for k := range a {
+		paths = append(paths, k)
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			paths = append(paths, k)
+		}
+	}
+	sort.Strings(paths)
+	var rows [][]string
+	for _, k := range paths {
+		va, okA := a[k]
+		vb, okB := b[k]
+		if okA && okB && va == vb {
+			continue
+		}
+		if !okA {
+			va = "(absent)"
+		}
+		if !okB {
+			vb = "(absent)"
+		}
+		rows = append(rows, []string{k, va, vb})
+	}
+	return rows
+}
+
+func strip(obj map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range obj {
+		if k != "status" {
+			out[k] = v
+		}
+	}
+	if md, ok := obj["metadata"].(map[string]any); ok {
+		m := map[string]any{}
+		for k, v := range md {
+			if !contains(serverSet, k) {
+				m[k] = v
+			}
+		}
+		out["metadata"] = m
+	}
+	return out
+}
+
+// flatten maps each leaf's dotted path (lists indexed: containers[0]) to
+// its JSON value.
+func flatten(v any) map[string]string {
+	out := map[string]string{}
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch t := v.(type) {
+		case map[string]any:
+			if len(t) == 0 && path != "" {
+				out[path] = "{}"
+			}
+			for k, c := range t {
+				p := k
+				if path != "" {
+					p = path + "." + k
+				}
+				walk(p, c)
+			}
+		case []any:
+			if len(t) == 0 {
+				out[path] = "[]"
+			}
+			for i, c := range t {
+				walk(fmt.Sprintf("%s[%d]", path, i), c)
+			}
+		default:
+			b, _ := json.Marshal(t) // leaves of decoded JSON always encode
+			out[path] = string(b)
+		}
+	}
+	walk("", v)
+	return out
+}

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/aiconform/aiconform/probe"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+)
+
+// cleanupTimeout bounds the deletion of a run's probe namespace after the
+// run, interrupted or not.
+const cleanupTimeout = time.Minute
+
+// newProbeSession prepares the writes of --probe with the user's
+// credentials, as kubectl would make them.
+func newProbeSession(flags *genericclioptions.ConfigFlags, timeout time.Duration, started time.Time) (*probe.Session, error) {
+	dyn, err := dynamicClient(flags)
+	if err != nil {
+		return nil, err
+	}
+	mapper, err := flags.ToRESTMapper()
+	if err != nil {
+		return nil, &clusterError{err}
+	}
+	return probe.NewSession(dyn, mapper, probe.NewRunID(started), timeout), nil
+}
+
+func dynamicClient(flags *genericclioptions.ConfigFlags) (dynamic.Interface, error) {
+	cfg, err := flags.ToRESTConfig()
+	if err != nil {
+		return nil, &usageError{err}
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.UserAgent = "aiconform"
+	return dynamic.NewForConfig(cfg)
+}
+
+// closeProbes deletes the run's probe namespace, on a context of its own:
+// the run's may be the one a Ctrl-C cancelled.
+func closeProbes(ctx context.Context, s *probe.Session, errOut io.Writer) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	deleted, err := s.Close(ctx)
+	for _, ns := range deleted {
+		fmt.Fprintf(errOut, "probes: namespace %q deleted\n", ns)
+	}
+	if err != nil {
+		fmt.Fprintf(errOut, "probes: cleanup failed: %v\nprobes: run `aiconform cleanup --run %s` to delete what is left\n", err, s.RunID)
+	}
+}

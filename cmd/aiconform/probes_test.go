@@ -1,0 +1,94 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/aiconform/aiconform/probe"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+)
+
+func TestProbeFlags(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"a recording cannot be probed", []string{"check", "all", "--fixture", "demo", "--probe"}, "--probe writes to a live cluster"},
+		{"a probe needs time", []string{"check", "all", "--fixture", "demo", "--probe-timeout", "0s"}, "--probe-timeout must be positive"},
+		{"build takes the same flags", []string{"submission", "build", "--template", "t", "--metadata", "m", "--out", "o", "--fixture", "demo", "--probe"}, "--probe writes to a live cluster"},
+		{"cleanup takes no arguments", []string{"cleanup", "x"}, "unknown command"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := run(t, tc.args...)
+			assert.Equal(t, exitUsage, code)
+			assert.Contains(t, stderr, tc.want)
+		})
+	}
+}
+
+func probeNamespace(name, run string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("v1")
+	u.SetKind("Namespace")
+	u.SetName(name)
+	if run != "" {
+		u.SetLabels(map[string]string{probe.RunLabel: run})
+	}
+	return u
+}
+
+func TestCleanup(t *testing.T) {
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+		map[schema.GroupVersionResource]string{probe.Namespaces: "NamespaceList"},
+		probeNamespace("aiconform-probe-a", "a"), probeNamespace("aiconform-probe-b", "b"), probeNamespace("models", ""))
+	cleanup := func(run string) (string, string) {
+		var out, errOut bytes.Buffer
+		o := &CleanupOptions{RunID: run, dynamic: dyn, streams: genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}}
+		require.NoError(t, o.Run(context.Background()))
+		return out.String(), errOut.String()
+	}
+	out, _ := cleanup("a")
+	assert.Equal(t, "namespace \"aiconform-probe-a\" deleted\n", out, "one run's, as kubectl delete says it")
+	out, _ = cleanup("")
+	assert.Equal(t, "namespace \"aiconform-probe-b\" deleted\n", out)
+	out, errOut := cleanup("")
+	assert.Empty(t, out)
+	assert.Equal(t, "No probe namespaces found (label aiconform.io/run).\n", errOut)
+	list, err := dyn.Resource(probe.Namespaces).List(context.Background(), metav1.ListOptions{})
+	require.NoError(t, err)
+	require.Len(t, list.Items, 1)
+	assert.Equal(t, "models", list.Items[0].GetName(), "an unlabelled namespace is never touched")
+}
+
+func TestCleanupFlags(t *testing.T) {
+	var got *CleanupOptions
+	cmd := NewCmdCleanup(genericiooptions.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}, func(o *CleanupOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"--run", "20261130-000000-abcd", "--context", "prod"})
+	require.NoError(t, cmd.Execute())
+	assert.Equal(t, "20261130-000000-abcd", got.RunID)
+	assert.Equal(t, "prod", *got.ConfigFlags.Context)
+	assert.True(t, strings.HasPrefix(cmd.Short, "Delete what --probe runs left behind"))
+}
+
+func TestInterruptedIsExit130(t *testing.T) {
+	// A signal cancels the run's context: whatever that cuts short (here
+	// the first read) exits 130, never 3 as if the cluster were down.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errOut bytes.Buffer
+	streams := genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
+	code := runContext(ctx, []string{"check", "all", "--kubeconfig", "testdata/unreachable.kubeconfig"}, streams, fixedClock)
+	assert.Equal(t, exitInterrupted, code, errOut.String())
+	assert.Contains(t, errOut.String(), "interrupted")
+}

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/cluster"
+	"github.com/aiconform/aiconform/report"
+	"github.com/spf13/pflag"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+)
+
+// RunFlags are the flags of a run of checks, shared by `check` and
+// `submission build`, so that both judge a cluster the same way.
+type RunFlags struct {
+	ConfigFlags *genericclioptions.ConfigFlags
+	Operators   []string
+	Profiles    []string
+	Timeout     time.Duration
+	Fixture     string
+	Concurrency int
+	Progress    bool
+	// Probe allows writes: dry runs and a canary per operator (--probe).
+	Probe        bool
+	ProbeTimeout time.Duration
+	// Redact replaces identifying values with pseudonyms keyed by the
+	// bytes of the RedactKey file (--redact, --redact-key).
+	Redact    bool
+	RedactKey string
+}
+
+func newRunFlags() RunFlags {
+	return RunFlags{ConfigFlags: genericclioptions.NewConfigFlags(true)}
+}
+
+// AddFlags registers the flags.
+func (f *RunFlags) AddFlags(fs *pflag.FlagSet) {
+	f.ConfigFlags.AddFlags(fs)
+	fs.StringSliceVar(&f.Operators, "operator", nil, "limit the run to these operator profiles (kserve, kuberay, ...)")
+	fs.StringArrayVar(&f.Profiles, "profile", nil, "an operator profile YAML file to add (repeatable)")
+	fs.DurationVar(&f.Timeout, "timeout", 60*time.Second, "time limit of each check")
+	fs.StringVar(&f.Fixture, "fixture", "", "run on a recorded cluster: a built-in name (demo) or a file recorded by 'aiconform snapshot'")
+	fs.IntVar(&f.Concurrency, "concurrency", 4, "checks run at once")
+	fs.BoolVar(&f.Progress, "progress", false, "show progress on stderr even when it is not a terminal")
+	fs.BoolVar(&f.Probe, "probe", false, "prove behaviour by writing to the cluster: dry-run creates against the operators' webhooks, and a canary resource per operator in a namespace of the run's own, deleted at the end")
+	fs.DurationVar(&f.ProbeTimeout, "probe-timeout", 5*time.Minute, "how long a canary may take to be reconciled, and then collected once deleted")
+	fs.BoolVar(&f.Redact, "redact", false, "replace node names, IP addresses, URL hosts and cloud account ids with stable pseudonyms in every output, for a public report")
+	fs.StringVar(&f.RedactKey, "redact-key", "", "a file whose bytes key the --redact pseudonyms, so that they stay the same across runs (default: a random key of this run only)")
+}
+
+// Validate rejects bad values before anything is read.
+func (f *RunFlags) Validate() error {
+	switch {
+	case f.Timeout <= 0:
+		return usageErrorf("--timeout must be positive")
+	case f.Concurrency < 1:
+		return usageErrorf("--concurrency must be at least 1")
+	case f.RedactKey != "" && !f.Redact:
+		return usageErrorf("--redact-key is the key of --redact; add --redact")
+	case f.Probe && f.Fixture != "":
+		return usageErrorf("--probe writes to a live cluster; a --fixture is a recording and cannot answer")
+	case f.ProbeTimeout <= 0:
+		return usageErrorf("--probe-timeout must be positive")
+	}
+	return nil
+}
+
+// Report runs the checks of ids ("all", requirements, checks) and returns
+// the sealed report. Probes, when asked for, are cleaned up before it
+// returns; an interrupted run returns an interruptedError and no report.
+func (f *RunFlags) Report(ctx context.Context, ids []string, failOn checks.Level, errOut io.Writer, now func() time.Time) (*report.Report, error) {
+	registry := checks.Registry()
+	catalog, err := checks.Catalog(registry)
+	if err != nil {
+		return nil, err
+	}
+	sel, err := checks.Select(ids, catalog, registry)
+	if err != nil {
+		return nil, &usageError{err}
+	}
+	profiles, err := loadProfiles(f.Profiles, f.Operators)
+	if err != nil {
+		return nil, err
+	}
+	redactor, err := newRedactor(f.Redact, f.RedactKey)
+	if err != nil {
+		return nil, err
+	}
+	src, err := openSource(f.ConfigFlags, f.Fixture, now)
+	if err != nil {
+		return nil, err
+	}
+	cache := cluster.NewCache(src)
+	started := now()
+	info, err := clusterInfo(ctx, cache)
+	if err != nil {
+		return nil, err
+	}
+	opts := checks.RunOptions{Concurrency: f.Concurrency, Timeout: f.Timeout}
+	if !info.Live && !info.RecordedAt.IsZero() {
+		opts.JudgeAt = func() time.Time { return info.RecordedAt }
+	}
+	if f.Progress || isTerminal(errOut) {
+		opts.Progress = func(done, total int, r checks.Result) {
+			fmt.Fprintf(errOut, "\r[%d/%d] %-22s %-18s %-5s", done, total, r.Check.ID, r.Operator, r.Status)
+			if done == total {
+				fmt.Fprintln(errOut)
+			}
+		}
+	}
+	if f.Probe {
+		sess, err := newProbeSession(f.ConfigFlags, f.ProbeTimeout, started)
+		if err != nil {
+			return nil, err
+		}
+		opts.Probe = sess
+		fmt.Fprintf(errOut, "probes: run %s, namespace %s\n", sess.RunID, sess.Namespace)
+		defer closeProbes(ctx, sess, errOut)
+	}
+	out := checks.Run(ctx, cache, profiles, sel.Checks, opts, now)
+	if ctx.Err() != nil {
+		// Interrupted: a run that did not finish makes no report; the
+		// deferred cleanup still runs.
+		return nil, &interruptedError{fmt.Errorf("interrupted: %w", context.Cause(ctx))}
+	}
+	tool := toolInfo()
+	if tool.CatalogDigest, err = checks.CatalogDigest(registry, profiles); err != nil {
+		return nil, err
+	}
+	rep := report.Build(tool, info, started, now(), out, checks.Evaluate(sel.Requirements, out))
+	if opts.Probe != nil {
+		rep.Run.Probe = &report.ProbeRun{RunID: opts.Probe.RunID, Namespace: opts.Probe.Namespace}
+	}
+	if redactor != nil {
+		redactor.Report(rep)
+	}
+	if err := rep.Seal(failOn); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}

@@ -1,0 +1,441 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aiconform/aiconform/probe"
+	"github.com/aiconform/aiconform/report"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
+)
+
+// TestProbesOnRig runs `aiconform check --probe`, the real binary, against
+// the real KServe and KubeRay: their webhooks deny an invalid resource and
+// admit a valid one, a canary of each is reconciled and collected, faults
+// give the verdict and diagnosis they should, and interrupted runs leave
+// nothing behind.
+func TestProbesOnRig(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
+	defer cancel()
+	aiconform := buildAiconform(t)
+	c := startOperatorRig(ctx, t, "probes")
+	binDir, kserve, kuberay := c.BinDir, c.KServe, c.KubeRay
+	kubeconfig := c.Kubeconfig()
+	cs, err := kubernetes.NewForConfig(c.RESTConfig())
+	require.NoError(t, err)
+	dyn, err := dynamic.NewForConfig(c.RESTConfig())
+	require.NoError(t, err)
+	run := func(t *testing.T, args ...string) (*report.Report, string) {
+		t.Helper()
+		out := t.TempDir()
+		args = append([]string{"check", "robust_controller", "--kubeconfig", kubeconfig, "--probe", "--out", out}, args...)
+		res := runBinary(ctx, t, aiconform, args...)
+		require.Contains(t, []int{0, 1}, res.code, "exit code of %v; stderr:\n%s", args, res.stderr)
+		rep, err := report.ReadFile(filepath.Join(out, "report.json"))
+		require.NoError(t, err)
+		md, err := os.ReadFile(filepath.Join(out, "report.md"))
+		require.NoError(t, err)
+		return rep, string(md)
+	}
+
+	t.Run("Pass", func(t *testing.T) {
+		rep, md := run(t, "--probe-timeout", "2m")
+		for _, op := range []string{"kserve", "kuberay"} {
+			answer := reportCheck(t, rep, "webhooks-answer", op)
+			assert.Equal(t, "pass", answer.Status, "%s: %s", op, answer.Reason)
+			assert.Contains(t, answer.Reason, "denied the invalid")
+			canary := reportCheck(t, rep, "canary-reconciled", op)
+			assert.Equal(t, "pass", canary.Status, "%s: %s", op, canary.Reason)
+			require.NotNil(t, canary.Table, "%s: the canary's timeline", op)
+			t.Logf("%s canary timeline:\n%s", op, timeline(canary.Table))
+		}
+		// The mutation KServe's defaulting webhook makes shows as a change.
+		assert.Contains(t, md, "spec.predictor.model.modelFormat.name")
+		assert.Contains(t, md, `admission webhook "inferenceservice.kserve-webhook-server.validator" denied the request`)
+		assert.Contains(t, md, "every child kind present")
+		rc := requirement(t, rep, "robust_controller")
+		assert.Equal(t, "Implemented", rc.Status, rc.Conclusion)
+		// The run's namespace must be gone before one of the same name is
+		// made for the re-runs.
+		assertNoLeftovers(ctx, t, cs, dyn)
+		assertDryRunsReRun(ctx, t, binDir, kubeconfig, cs, rep)
+		assertNoLeftovers(ctx, t, cs, dyn)
+	})
+
+	t.Run("WebhookServerStopped", func(t *testing.T) {
+		require.NoError(t, kserve.StopServer())
+		defer restart(ctx, t, kserve)
+		rep, md := run(t, "--operator", "kserve", "--probe-timeout", "30s")
+		answer := reportCheck(t, rep, "webhooks-answer", "kserve")
+		assert.Equal(t, "fail", answer.Status, answer.Reason)
+		assert.Contains(t, answer.Reason, "cannot call the webhook")
+		canary := reportCheck(t, rep, "canary-reconciled", "kserve")
+		assert.Equal(t, "fail", canary.Status, canary.Reason)
+		assert.Contains(t, strings.Join(canary.Details, "\n"), "webhook cannot be called")
+		assert.Contains(t, md, "failed calling webhook")
+		assertNoLeftovers(ctx, t, cs, dyn)
+	})
+
+	t.Run("ControllerStopped", func(t *testing.T) {
+		// The rig's Stop unregisters the webhooks first, so the canary is
+		// admitted and then nothing reconciles it.
+		require.NoError(t, kuberay.Stop(ctx))
+		defer restart(ctx, t, kuberay)
+		rep, _ := run(t, "--operator", "kuberay", "--probe-timeout", "15s")
+		canary := reportCheck(t, rep, "canary-reconciled", "kuberay")
+		assert.Equal(t, "fail", canary.Status, canary.Reason)
+		assert.Contains(t, canary.Reason, "not reconciled within 15s")
+		assert.Contains(t, strings.Join(canary.Details, "\n"), "the controller wrote no status")
+		answer := reportCheck(t, rep, "webhooks-answer", "kuberay")
+		assert.Equal(t, "fail", answer.Status, answer.Reason)
+		assert.Contains(t, answer.Reason, "is not registered")
+		assertNoLeftovers(ctx, t, cs, dyn)
+	})
+
+	t.Run("CanaryUnschedulable", func(t *testing.T) {
+		// The same KServe profile, with a canary asking for more GPUs than
+		// the rig's GPU node has.
+		profile := filepath.Join(t.TempDir(), "kserve-gpu.yaml")
+		require.NoError(t, os.WriteFile(profile, []byte(hungryKServeProfile), 0o644))
+		rep, _ := run(t, "--operator", "kserve", "--profile", profile, "--probe-timeout", "20s")
+		canary := reportCheck(t, rep, "canary-reconciled", "kserve")
+		assert.Equal(t, "fail", canary.Status, canary.Reason)
+		details := strings.Join(canary.Details, "\n")
+		assert.Contains(t, details, "insufficient nvidia.com/gpu")
+		assert.Contains(t, details, "Pending")
+		t.Logf("diagnosis:\n%s", details)
+		assertNoLeftovers(ctx, t, cs, dyn)
+	})
+
+	t.Run("LeastPrivilege", func(t *testing.T) {
+		const as = "system:serviceaccount:probe-auditors:prober"
+		bindRoles(ctx, t, cs, "probe-auditors", "prober", "aiconform-reader.yaml")
+		// Read-only: the probes' writes are refused, which is an Error
+		// naming the verb, never a Pass.
+		rep, _ := run(t, "--operator", "kuberay", "--as", as, "--probe-timeout", "30s")
+		canary := reportCheck(t, rep, "canary-reconciled", "kuberay")
+		assert.Equal(t, "error", canary.Status, canary.Reason)
+		assert.Contains(t, canary.Reason, "cannot create")
+		bindRoles(ctx, t, cs, "probe-auditors", "prober", "aiconform-prober.yaml")
+		require.NoError(t, wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			rep, _ = run(t, "--operator", "kuberay", "--as", as, "--probe-timeout", "30s")
+			return reportCheck(t, rep, "canary-reconciled", "kuberay").Status == "pass", nil
+		}))
+		for _, id := range []string{"webhooks-answer", "canary-reconciled"} {
+			r := reportCheck(t, rep, id, "kuberay")
+			assert.Equal(t, "pass", r.Status, "%s with both published roles: %s", id, r.Reason)
+		}
+		assertNoLeftovers(ctx, t, cs, dyn)
+	})
+
+	t.Run("Interrupted", func(t *testing.T) {
+		// Interrupts spread over the length of a whole run land in every
+		// phase: before the namespace, during the dry runs, the creates, the
+		// watch and the wait for collection.
+		args := []string{"check", "robust_controller", "--kubeconfig", kubeconfig, "--probe", "--probe-timeout", "1m"}
+		began := time.Now()
+		require.Contains(t, []int{0, 1}, runBinary(ctx, t, aiconform, args...).code)
+		whole := time.Since(began)
+		const runs = 20
+		t.Logf("a whole run takes %s; %d runs interrupted at every %s of it", whole.Round(time.Millisecond), runs, (whole / runs).Round(time.Millisecond))
+		codes := map[int]int{}
+		for i := range runs {
+			delay := time.Duration(i) * whole / runs
+			res := interruptAfter(ctx, t, aiconform, delay, args...)
+			codes[res.code]++
+			switch {
+			case !res.signalled:
+				assert.Contains(t, []int{0, 1}, res.code, "run %d ended before its interrupt", i)
+			case res.code == 130:
+				assert.Contains(t, res.stderr, "interrupted", "run %d", i)
+			case res.code == -1:
+				// Killed by the signal itself: it came before the handler
+				// was installed, when nothing had been written yet.
+				assert.NotContains(t, res.stderr, "probes: run", "run %d", i)
+			default:
+				t.Errorf("run %d interrupted after %s: exit %d; stderr:\n%s", i, delay, res.code, res.stderr)
+			}
+		}
+		t.Logf("exit codes of %d interrupted runs: %v", runs, codes)
+		assert.NotZero(t, codes[130], "no run was interrupted")
+		assertNoLeftovers(ctx, t, cs, dyn)
+	})
+
+	t.Run("CleanupAfterKill", func(t *testing.T) {
+		cmd := exec.CommandContext(ctx, aiconform, "check", "robust_controller", "--kubeconfig", kubeconfig, "--probe", "--probe-timeout", "1m")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		require.NoError(t, cmd.Start())
+		var ns string
+		require.NoError(t, wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			m := regexp.MustCompile(`namespace (aiconform-probe-\S+)`).FindStringSubmatch(stderr.String())
+			if m == nil {
+				return false, nil
+			}
+			ns = m[1]
+			_, err := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+			return err == nil, nil
+		}))
+		// SIGKILL: no cleanup can run.
+		require.NoError(t, cmd.Process.Kill())
+		_ = cmd.Wait()
+		_, err := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		require.NoError(t, err, "the killed run's namespace is left behind")
+
+		res := runBinary(ctx, t, aiconform, "cleanup", "--kubeconfig", kubeconfig)
+		require.Equal(t, 0, res.code, res.stderr)
+		assert.Contains(t, res.stdout, fmt.Sprintf("namespace %q deleted", ns))
+		assertNoLeftovers(ctx, t, cs, dyn)
+		res = runBinary(ctx, t, aiconform, "cleanup", "--kubeconfig", kubeconfig)
+		assert.Equal(t, 0, res.code)
+		assert.Contains(t, res.stderr, "No probe namespaces found")
+	})
+}
+
+// hungryKServeProfile is the built-in KServe profile's identity with a
+// canary that asks for 64 GPUs: its predictor pod can never be scheduled.
+const hungryKServeProfile = `
+name: kserve
+title: KServe
+groups: [serving.kserve.io]
+crds: [inferenceservices.serving.kserve.io]
+controller:
+  namespace: kserve
+  deployment: kserve-controller-manager
+  selector: control-plane=kserve-controller-manager
+resources:
+  - crd: inferenceservices.serving.kserve.io
+    readyConditions: [Ready]
+    childLabel: serving.kserve.io/inferenceservice
+    children: [Deployment, Service]
+probe:
+  canary: |
+    apiVersion: serving.kserve.io/v1beta1
+    kind: InferenceService
+    metadata:
+      name: sklearn-gpu
+    spec:
+      predictor:
+        sklearn:
+          storageUri: gs://kfserving-examples/models/sklearn/1.0/model
+          resources:
+            limits: {nvidia.com/gpu: "64"}
+`
+
+type binaryResult struct {
+	code           int
+	stdout, stderr string
+	// signalled is false when the run ended before the signal was sent.
+	signalled bool
+}
+
+// buildAiconform builds the binary under test once per test.
+func buildAiconform(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "aiconform")
+	out, err := exec.Command("go", "build", "-o", bin, "../cmd/aiconform").CombinedOutput()
+	require.NoError(t, err, "go build: %s", out)
+	return bin
+}
+
+func runBinary(ctx context.Context, t *testing.T, bin string, args ...string) binaryResult {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	return binaryResult{code: exitCode(t, err), stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// interruptAfter starts the binary, sends it SIGINT after delay, and waits
+// for it to finish its cleanup and exit.
+func interruptAfter(ctx context.Context, t *testing.T, bin string, delay time.Duration, args ...string) binaryResult {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	signalled := false
+	select {
+	case err = <-done: // finished before the interrupt
+	case <-time.After(delay):
+		require.NoError(t, cmd.Process.Signal(os.Interrupt))
+		signalled = true
+		select {
+		case err = <-done:
+		case <-time.After(2 * time.Minute):
+			t.Fatalf("no exit 2 minutes after SIGINT; stderr:\n%s", stderr.String())
+		}
+	}
+	return binaryResult{code: exitCode(t, err), stdout: stdout.String(), stderr: stderr.String(), signalled: signalled}
+}
+
+func exitCode(t *testing.T, err error) int {
+	t.Helper()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.ExitCode()
+	}
+	t.Fatalf("run: %v", err)
+	return -1
+}
+
+// assertNoLeftovers waits for every probe namespace to be gone, deletion
+// included, and finds no canary anywhere.
+func assertNoLeftovers(ctx context.Context, t *testing.T, cs kubernetes.Interface, dyn dynamic.Interface) {
+	t.Helper()
+	var left []string
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		left = nil
+		nss, err := cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, ns := range nss.Items {
+			if _, labelled := ns.Labels[probe.RunLabel]; labelled || strings.HasPrefix(ns.Name, probe.NamespacePrefix) {
+				left = append(left, "namespace/"+ns.Name+" ("+string(ns.Status.Phase)+")")
+			}
+		}
+		for _, gvr := range []schema.GroupVersionResource{isvcGVR, rayClusterGVR} {
+			list, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{LabelSelector: probe.RunLabel})
+			if err != nil {
+				return false, err
+			}
+			for _, u := range list.Items {
+				left = append(left, gvr.Resource+"/"+u.GetNamespace()+"/"+u.GetName())
+			}
+		}
+		return len(left) == 0, nil
+	})
+	assert.NoError(t, err, "left behind: %v", left)
+}
+
+// assertDryRunsReRun re-runs the dry-run evidence of a report with kubectl
+// in a namespace of the same name, made for the purpose: each prints what
+// the report says, but for the fields every create fills in anew.
+func assertDryRunsReRun(ctx context.Context, t *testing.T, binDir, kubeconfig string, cs kubernetes.Interface, rep *report.Report) {
+	t.Helper()
+	n := 0
+	var made []string
+	defer func() {
+		for _, ns := range made {
+			assert.NoError(t, cs.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}))
+		}
+	}()
+	for _, req := range rep.Requirements {
+		for _, c := range req.Checks {
+			for _, e := range c.Evidence {
+				if !strings.Contains(e.Command, "--dry-run=server") {
+					continue
+				}
+				m := regexp.MustCompile(`-n (\S+)`).FindStringSubmatch(e.Command)
+				require.NotNil(t, m, e.Command)
+				made = append(made, ensureNamespace(ctx, t, cs, m[1])...)
+				got := kubectl(t, binDir, kubeconfig, "", e.Command)
+				assert.Equal(t, withoutServerSet(e.Output), withoutServerSet(got), "%s (%s): `%s`", c.ID, c.Operator, e.Command)
+				n++
+			}
+		}
+	}
+	require.NotZero(t, n, "no dry run in the report")
+	t.Logf("%d dry runs re-run with kubectl", n)
+}
+
+var serverSetRE = regexp.MustCompile(`(?m)^\s*(uid|creationTimestamp|resourceVersion): .*$`)
+
+func withoutServerSet(s string) string { return serverSetRE.ReplaceAllString(s, "") }
+
+// ensureNamespace makes the namespace unless it exists, and returns its
+// name when it made it.
+func ensureNamespace(ctx context.Context, t *testing.T, cs kubernetes.Interface, name string) []string {
+	t.Helper()
+	_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name,
+		Labels: map[string]string{probe.RunLabel: "e2e-rerun"}}}, metav1.CreateOptions{})
+	if err != nil {
+		return nil
+	}
+	return []string{name}
+}
+
+// bindRoles applies a published ClusterRole and binds it to a
+// ServiceAccount, creating both as needed.
+func bindRoles(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, sa, file string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "docs", "rbac", file))
+	require.NoError(t, err)
+	role := &rbacv1.ClusterRole{}
+	require.NoError(t, yaml.UnmarshalStrict(data, role))
+	for _, rule := range role.Rules {
+		assert.NotContains(t, rule.Resources, "secrets")
+	}
+	if _, err := cs.RbacV1().ClusterRoles().Get(ctx, role.Name, metav1.GetOptions{}); err != nil {
+		_, err = cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	_, _ = cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	_, _ = cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{})
+	_, err = cs.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: role.Name + "-" + sa},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: ns, Name: sa}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+}
+
+func reportCheck(t *testing.T, rep *report.Report, id, op string) report.Check {
+	t.Helper()
+	for _, req := range rep.Requirements {
+		for _, c := range req.Checks {
+			if c.ID == id && c.Operator == op {
+				return c
+			}
+		}
+	}
+	t.Fatalf("no result of %s for %q in the report", id, op)
+	return report.Check{}
+}
+
+func requirement(t *testing.T, rep *report.Report, id string) report.Requirement {
+	t.Helper()
+	for _, req := range rep.Requirements {
+		if req.ID == id {
+			return req
+		}
+	}
+	t.Fatalf("no requirement %s in the report", id)
+	return report.Requirement{}
+}
+
+func timeline(tb *report.Table) string {
+	var b strings.Builder
+	for _, r := range tb.Rows {
+		fmt.Fprintf(&b, "  %s\n", strings.Join(r, "  "))
+	}
+	return b.String()
+}

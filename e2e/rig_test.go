@@ -1,0 +1,67 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/aiconform/aiconform/rig"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// operatorRig is a full rig with the real KServe and KubeRay installed and
+// leading, stopped when the test ends (its logs kept if the test failed).
+type operatorRig struct {
+	*rig.Cluster
+	KServe, KubeRay *rig.Operator
+	BinDir          string
+}
+
+func startOperatorRig(ctx context.Context, t *testing.T, name string) *operatorRig {
+	t.Helper()
+	began := time.Now()
+	binDir := rigBin(t)
+	for _, b := range []string{"kserve-manager", "kuberay-operator"} {
+		if _, err := os.Stat(filepath.Join(binDir, b)); err != nil {
+			t.Fatalf("no %s in %s: run `make tools` first", b, binDir)
+		}
+	}
+	dir, err := os.MkdirTemp("", "aiconform-"+name+"-")
+	require.NoError(t, err)
+	logw := testLogWriter{t}
+	c, err := rig.Start(ctx, rig.Options{Dir: dir, BinDir: binDir, Progress: logw})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		assert.NoError(t, c.Stop())
+		if t.Failed() {
+			t.Logf("rig and operator logs kept in %s", filepath.Join(dir, "logs"))
+		} else {
+			_ = os.RemoveAll(dir)
+		}
+	})
+	t.Logf("rig ready after %.1fs", time.Since(began).Seconds())
+	opts := rig.OperatorOptions{BinDir: binDir, Progress: logw}
+	step := time.Now()
+	kserve, err := c.InstallKServe(ctx, opts)
+	require.NoError(t, err)
+	t.Logf("KServe installed in %.1fs; webhooks: %v; not served, not registered: %v", time.Since(step).Seconds(), kserve.Webhooks(), kserve.SkippedWebhooks())
+	step = time.Now()
+	kuberay, err := c.InstallKubeRay(ctx, opts)
+	require.NoError(t, err)
+	t.Logf("KubeRay installed in %.1fs; webhooks: %v; not served, not registered: %v", time.Since(step).Seconds(), kuberay.Webhooks(), kuberay.SkippedWebhooks())
+	return &operatorRig{Cluster: c, KServe: kserve, KubeRay: kuberay, BinDir: binDir}
+}
+
+// restart starts a stopped operator again and waits until it leads, so
+// that what follows sees it reconcile.
+func restart(ctx context.Context, t *testing.T, o *rig.Operator) {
+	t.Helper()
+	require.NoError(t, o.Start(ctx))
+	_, err := o.WaitLeader(ctx)
+	require.NoError(t, err)
+}

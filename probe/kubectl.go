@@ -1,0 +1,109 @@
+package probe
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/cli-runtime/pkg/printers"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+	"sigs.k8s.io/yaml"
+)
+
+// The commands and outputs here are what kubectl shows for the same
+// writes, so that a probe's evidence reads, and re-runs, like the rest.
+
+// CreateCommand is `kubectl create` of obj from a here-document, as a
+// shell runs it: -n for the run's namespace, --dry-run=server for a dry
+// run, -o yaml to show what the server made of it.
+func CreateCommand(namespace string, obj *unstructured.Unstructured, dryRun, showYAML bool) (string, error) {
+	body, err := yaml.Marshal(obj.Object)
+	if err != nil {
+		return "", err
+	}
+	args := []string{"kubectl", "create"}
+	if dryRun {
+		args = append(args, "--dry-run=server")
+	}
+	if namespace != "" {
+		args = append(args, "-n", namespace)
+	}
+	if showYAML {
+		args = append(args, "-o", "yaml")
+	}
+	args = append(args, "-f", "-", "<<'EOF'")
+	return strings.Join(args, " ") + "\n" + string(body) + "EOF", nil
+}
+
+// CreatedText is what kubectl create prints for an object it created:
+// `inferenceservice.serving.kserve.io/sklearn-iris created`.
+func CreatedText(obj *unstructured.Unstructured, dryRun bool) (string, error) {
+	op := "created"
+	if dryRun {
+		op += " (server dry run)"
+	}
+	var buf bytes.Buffer
+	p := &printers.NamePrinter{Operation: op}
+	if err := p.PrintObj(obj, &buf); err != nil {
+		return "", err
+	}
+	return buf.String(), nil
+}
+
+// YAMLText is what `-o yaml` prints for obj: kubectl leaves managedFields
+// out unless asked for them.
+func YAMLText(obj *unstructured.Unstructured) (string, error) {
+	var buf bytes.Buffer
+	p := &printers.OmitManagedFieldsPrinter{Delegate: &printers.YAMLPrinter{}}
+	if err := p.PrintObj(obj, &buf); err != nil {
+		return "", err
+	}
+	return buf.String(), nil
+}
+
+// DeleteCommand is `kubectl delete` of one object.
+func DeleteCommand(namespace string, m *meta.RESTMapping, name string) string {
+	args := []string{"kubectl", "delete", resourceArg(m), name}
+	if namespace != "" && m.Scope.Name() == meta.RESTScopeNameNamespace {
+		args = append(args, "-n", namespace)
+	}
+	return strings.Join(args, " ")
+}
+
+// DeletedText is what kubectl delete prints: `resource.group "name" deleted`.
+func DeletedText(m *meta.RESTMapping, name string) string {
+	return fmt.Sprintf("%s %q deleted\n", resourceArg(m), name)
+}
+
+// resourceArg is the resource as kubectl names it in messages:
+// plural.group, or the bare plural for the core group.
+func resourceArg(m *meta.RESTMapping) string {
+	if m.Resource.Group == "" {
+		return m.Resource.Resource
+	}
+	return m.Resource.Resource + "." + m.Resource.Group
+}
+
+// fatalMu serializes the borrowing of kubectl's fatal-error handler, which
+// is a package variable of kubectl.
+var fatalMu sync.Mutex
+
+// ErrorText is what kubectl prints on standard error when a write fails:
+// kubectl's own formatting of the API status, with the source it was
+// reading named ("STDIN" for `-f -`; empty for a write by name).
+func ErrorText(verb, source string, err error) string {
+	err = cmdutil.AddSourceToErr(verb, source, err)
+	fatalMu.Lock()
+	defer fatalMu.Unlock()
+	var msg string
+	cmdutil.BehaviorOnFatal(func(m string, _ int) { msg = m })
+	defer cmdutil.DefaultBehaviorOnFatal()
+	cmdutil.CheckErr(err)
+	if msg != "" && !strings.HasSuffix(msg, "\n") {
+		msg += "\n"
+	}
+	return msg
+}

@@ -1,0 +1,237 @@
+// Package probe makes the only writes aiconform does, and only when the user
+// asks for them with --probe: server-side dry-run creates, which store
+// nothing, and canary objects in a namespace of the run's own. Everything it
+// creates carries the run's label, and the run's namespace is deleted
+// however the run ends.
+package probe
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
+)
+
+// RunLabel marks everything a probe creates with the run's id, so that
+// `aiconform cleanup` finds leftovers of a run that was killed.
+const RunLabel = "aiconform.io/run"
+
+// NamespacePrefix starts the name of every probe namespace.
+const NamespacePrefix = "aiconform-probe-"
+
+// ErrClosed is returned for writes asked for after the session closed: a
+// check the runner left behind must not create what cleanup already missed.
+var ErrClosed = errors.New("probe session is closed: the run is cleaning up")
+
+// Namespaces is the core namespace resource.
+var Namespaces = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+
+// NewRunID names a run: its UTC start to the second, then random hex, so
+// that ids sort by time and two runs in the same second differ.
+func NewRunID(now time.Time) string {
+	b := make([]byte, 2)
+	_, _ = rand.Read(b) // crypto/rand.Read does not fail on supported platforms
+	return now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b)
+}
+
+// Session is one run's probes. It is safe for concurrent use by checks.
+type Session struct {
+	// RunID labels everything the session creates.
+	RunID string
+	// Namespace is the run's own namespace, NamespacePrefix + RunID.
+	Namespace string
+	// Timeout bounds how long a canary may take to be reconciled, and then
+	// collected once deleted.
+	Timeout time.Duration
+
+	dyn    dynamic.Interface
+	mapper meta.RESTMapper
+
+	mu       sync.Mutex
+	closed   bool
+	inflight sync.WaitGroup
+	nsDone   bool
+}
+
+// NewSession prepares a session; nothing is written until a check asks.
+func NewSession(dyn dynamic.Interface, mapper meta.RESTMapper, runID string, timeout time.Duration) *Session {
+	return &Session{RunID: runID, Namespace: NamespacePrefix + runID, Timeout: timeout, dyn: dyn, mapper: mapper}
+}
+
+// begin admits one write, unless the session is closing. The caller must
+// call the returned func when the write has returned.
+func (s *Session) begin() (func(), error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	s.inflight.Add(1)
+	return s.inflight.Done, nil
+}
+
+// Mapping resolves a kind to its resource, as kubectl does through
+// discovery.
+func (s *Session) Mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
+	m, err := s.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return nil, fmt.Errorf("resolve %s: %w", gvk, err)
+	}
+	return m, nil
+}
+
+// Label sets the run label on obj and clears its namespace: objects go to
+// the run's namespace, and the YAML shown in evidence is what was sent.
+func (s *Session) Label(obj *unstructured.Unstructured) {
+	labels := obj.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[RunLabel] = s.RunID
+	obj.SetLabels(labels)
+	obj.SetNamespace("")
+}
+
+// EnsureNamespace creates the run's namespace the first time it is asked
+// for; created is true for that call only.
+func (s *Session) EnsureNamespace(ctx context.Context) (created bool, err error) {
+	done, err := s.begin()
+	if err != nil {
+		return false, err
+	}
+	defer done()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.nsDone {
+		return false, nil
+	}
+	ns := &unstructured.Unstructured{}
+	ns.SetAPIVersion("v1")
+	ns.SetKind("Namespace")
+	ns.SetName(s.Namespace)
+	ns.SetLabels(map[string]string{RunLabel: s.RunID})
+	if _, err := s.dyn.Resource(Namespaces).Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return false, fmt.Errorf("create namespace %s: %w", s.Namespace, err)
+	}
+	s.nsDone = true
+	return true, nil
+}
+
+// resource is the client of a mapping in the run's namespace.
+func (s *Session) resource(m *meta.RESTMapping) dynamic.ResourceInterface {
+	r := s.dyn.Resource(m.Resource)
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		return r.Namespace(s.Namespace)
+	}
+	return r
+}
+
+// DryRun sends obj as a server-side dry-run create into the run's
+// namespace: admission runs, webhooks included, and nothing is stored.
+func (s *Session) DryRun(ctx context.Context, m *meta.RESTMapping, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	done, err := s.begin()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return s.resource(m).Create(ctx, obj, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+}
+
+// Create stores obj in the run's namespace.
+func (s *Session) Create(ctx context.Context, m *meta.RESTMapping, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	done, err := s.begin()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return s.resource(m).Create(ctx, obj, metav1.CreateOptions{})
+}
+
+// Delete deletes one object of the run's namespace. The default
+// propagation leaves its children to the garbage collector, which is what a
+// canary's deletion is meant to show.
+func (s *Session) Delete(ctx context.Context, m *meta.RESTMapping, name string) error {
+	return s.resource(m).Delete(ctx, name, metav1.DeleteOptions{})
+}
+
+// List lists a resource in the run's namespace.
+func (s *Session) List(ctx context.Context, gvr schema.GroupVersionResource, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	return s.dyn.Resource(gvr).Namespace(s.Namespace).List(ctx, opts)
+}
+
+// Watch follows a resource of the run's namespace from resourceVersion on,
+// re-establishing the watch when the server closes it, so that no event is
+// missed and none is seen twice.
+func (s *Session) Watch(ctx context.Context, gvr schema.GroupVersionResource, resourceVersion string, opts metav1.ListOptions) (watch.Interface, error) {
+	r := s.dyn.Resource(gvr).Namespace(s.Namespace)
+	lw := &cache.ListWatch{
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.LabelSelector, o.FieldSelector = opts.LabelSelector, opts.FieldSelector
+			o.AllowWatchBookmarks = true
+			return r.Watch(ctx, o)
+		},
+	}
+	return watchtools.NewRetryWatcherWithContext(ctx, resourceVersion, lw)
+}
+
+// Close refuses further writes, waits for writes in flight, and deletes the
+// run's namespace with everything in it, returning the namespaces deleted. It is safe to call more than once
+// and from a deferred call after an interrupt: give it a context that is not
+// the cancelled one.
+func (s *Session) Close(ctx context.Context) ([]string, error) {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	waited := make(chan struct{})
+	go func() { s.inflight.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-ctx.Done():
+		// Delete anyway: a create still in flight lands in a namespace that
+		// is being deleted, or is refused by it.
+	}
+	return Cleanup(ctx, s.dyn, s.RunID)
+}
+
+// Cleanup deletes the probe namespaces of a run (of every run when runID is
+// empty), found by label, and returns their names. Deleting a namespace
+// deletes what is in it, which is where probes put everything they store.
+func Cleanup(ctx context.Context, dyn dynamic.Interface, runID string) ([]string, error) {
+	sel := RunLabel
+	if runID != "" {
+		sel = RunLabel + "=" + runID
+	}
+	list, err := dyn.Resource(Namespaces).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return nil, fmt.Errorf("list namespaces -l %s: %w", sel, err)
+	}
+	var deleted []string
+	var errs []error
+	for _, ns := range list.Items {
+		if ns.GetDeletionTimestamp() != nil {
+			deleted = append(deleted, ns.GetName())
+			continue
+		}
+		err := dyn.Resource(Namespaces).Delete(ctx, ns.GetName(), metav1.DeleteOptions{})
+		switch {
+		case err == nil, apierrors.IsNotFound(err):
+			deleted = append(deleted, ns.GetName())
+		default:
+			errs = append(errs, fmt.Errorf("delete namespace %s: %w", ns.GetName(), err))
+		}
+	}
+	return deleted, errors.Join(errs...)
+}
