@@ -31,16 +31,40 @@ func NewCmdList(streams genericiooptions.IOStreams) *cobra.Command {
 			for _, r := range catalog {
 				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Level, r.Category, strings.Join(r.Checks, ","), r.Title)
 			}
-			fmt.Fprintln(w)
-			fmt.Fprintln(w, "CHECK\tREQUIREMENT\tPER OPERATOR\tTITLE")
+			// Each table is aligned on its own.
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			fmt.Fprintln(streams.Out)
+			w = printers.GetNewTabWriter(streams.Out)
+			fmt.Fprintln(w, "CHECK\tREQUIREMENT\tPER OPERATOR\tRUNS\tTITLE")
 			for _, c := range registry {
 				m := c.Meta()
-				fmt.Fprintf(w, "%s\t%s\t%t\t%s\n", m.ID, m.Requirement, m.PerOperator, m.Title)
+				runs := "always (reads)"
+				if m.Probe {
+					runs = "--probe (writes)"
+				}
+				fmt.Fprintf(w, "%s\t%s\t%t\t%s\t%s\n", m.ID, m.Requirement, m.PerOperator, runs, m.Title)
 			}
-			fmt.Fprintln(w)
-			fmt.Fprintln(w, "OPERATOR\tGROUPS\tCONTROLLER\tTITLE")
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			fmt.Fprintln(streams.Out)
+			w = printers.GetNewTabWriter(streams.Out)
+			fmt.Fprintln(w, "OPERATOR\tGROUPS\tCONTROLLER\tPROBES\tTITLE")
 			for _, p := range profiles {
-				fmt.Fprintf(w, "%s\t%s\t%s/%s\t%s\n", p.Name, strings.Join(p.Groups, ","), p.Controller.Namespace, p.Controller.Deployment, p.Title)
+				probes := "none"
+				if p.Probe != nil {
+					var what []string
+					if p.Probe.Invalid != "" {
+						what = append(what, "webhook")
+					}
+					if p.Probe.Canary != "" {
+						what = append(what, "canary")
+					}
+					probes = strings.Join(what, ",")
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s/%s\t%s\t%s\n", p.Name, strings.Join(p.Groups, ","), p.Controller.Namespace, p.Controller.Deployment, probes, p.Title)
 			}
 			return w.Flush()
 		},

@@ -92,3 +92,19 @@ func TestInterruptedIsExit130(t *testing.T) {
 	assert.Equal(t, exitInterrupted, code, errOut.String())
 	assert.Contains(t, errOut.String(), "interrupted")
 }
+
+func TestListSaysWhichChecksWrite(t *testing.T) {
+	code, out, _ := run(t, "list")
+	require.Equal(t, 0, code)
+	for _, line := range strings.Split(out, "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 4 || !strings.HasSuffix(fields[1], "_controller") && !strings.HasSuffix(fields[1], "_allocatable") {
+			continue
+		}
+		writes := strings.Contains(line, "--probe (writes)")
+		probeCheck := fields[0] == "webhooks-answer" || fields[0] == "canary-reconciled"
+		assert.Equal(t, probeCheck, writes, "%s", line)
+	}
+	assert.Regexp(t, `(?m)^kserve\s+serving\.kserve\.io\s+\S+\s+webhook,canary\s`, out)
+	assert.Regexp(t, `(?m)^kueue\s+\S+\s+\S+\s+none\s`, out)
+}
