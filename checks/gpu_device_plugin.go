@@ -320,17 +320,7 @@ func (GPUDevicePlugin) Run(ctx context.Context, env *Env) (Result, error) {
 func acceleratorNodes(nodes []*corev1.Node) []acceleratorNode {
 	var out []acceleratorNode
 	for _, n := range nodes {
-		set := map[corev1.ResourceName]bool{}
-		for name := range n.Status.Capacity {
-			if isAccelerator(name) {
-				set[name] = true
-			}
-		}
-		for name := range n.Status.Allocatable {
-			if isAccelerator(name) {
-				set[name] = true
-			}
-		}
+		set := acceleratorResources(n)
 		labelledOnly := false
 		if n.Labels[labelGPUPresent] == "true" && !hasNVIDIA(set) {
 			// GPU Feature Discovery saw GPUs the node does not advertise:

@@ -55,17 +55,7 @@ func (GPUAllocatable) Run(ctx context.Context, env *Env) (Result, error) {
 	}
 	var gpus []*gpuNode
 	for _, n := range nodes {
-		set := map[corev1.ResourceName]bool{}
-		for name := range n.Status.Capacity {
-			if isAccelerator(name) {
-				set[name] = true
-			}
-		}
-		for name := range n.Status.Allocatable {
-			if isAccelerator(name) {
-				set[name] = true
-			}
-		}
+		set := acceleratorResources(n)
 		if len(set) == 0 {
 			continue
 		}
@@ -241,4 +231,21 @@ func nodeReady(n *corev1.Node) (corev1.ConditionStatus, string) {
 		}
 	}
 	return corev1.ConditionUnknown, "no Ready condition"
+}
+
+// acceleratorResources are the accelerator resources a node advertises, in
+// capacity or allocatable.
+func acceleratorResources(n *corev1.Node) map[corev1.ResourceName]bool {
+	set := map[corev1.ResourceName]bool{}
+	for name := range n.Status.Capacity {
+		if isAccelerator(name) {
+			set[name] = true
+		}
+	}
+	for name := range n.Status.Allocatable {
+		if isAccelerator(name) {
+			set[name] = true
+		}
+	}
+	return set
 }
