@@ -181,6 +181,36 @@ func TestProbesOnRig(t *testing.T) {
 		assertNoLeftovers(ctx, t, cs, dyn)
 	})
 
+	t.Run("CleanupOfANamespaceHeldByAFinalizer", func(t *testing.T) {
+		// The canary got KServe's finalizer, then both aiconform and KServe
+		// died: the namespace cannot go until KServe is back, and cleanup
+		// says what holds it rather than pretend it is gone.
+		ns := killWhenCanaryHasFinalizer(ctx, t, dyn, aiconform, kubeconfig)
+		require.NoError(t, kserve.Stop(ctx))
+		res := runBinary(ctx, t, aiconform, "cleanup", "--kubeconfig", kubeconfig)
+		require.Equal(t, 0, res.code, res.stderr)
+		assert.Contains(t, res.stdout, fmt.Sprintf("namespace %q deleted", ns))
+		require.NoError(t, wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			n, err := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			for _, c := range n.Status.Conditions {
+				if c.Type == corev1.NamespaceFinalizersRemaining && c.Status == corev1.ConditionTrue {
+					return true, nil
+				}
+			}
+			return false, nil
+		}))
+		res = runBinary(ctx, t, aiconform, "cleanup", "--kubeconfig", kubeconfig)
+		require.Equal(t, 0, res.code, res.stderr)
+		assert.Contains(t, res.stdout, fmt.Sprintf("namespace %q is being deleted since", ns))
+		assert.Contains(t, res.stdout, "inferenceservice.finalizers")
+		t.Logf("cleanup says: %s", strings.TrimSpace(res.stdout))
+		restart(ctx, t, kserve)
+		assertNoLeftovers(ctx, t, cs, dyn)
+	})
+
 	t.Run("CleanupAfterKill", func(t *testing.T) {
 		cmd := exec.CommandContext(ctx, aiconform, "check", "robust_controller", "--kubeconfig", kubeconfig, "--probe", "--probe-timeout", "1m")
 		var stderr bytes.Buffer
@@ -210,6 +240,26 @@ func TestProbesOnRig(t *testing.T) {
 		assert.Equal(t, 0, res.code)
 		assert.Contains(t, res.stderr, "No probe namespaces found")
 	})
+}
+
+// killWhenCanaryHasFinalizer runs a probe of KServe and kills it (SIGKILL:
+// no cleanup) once KServe has put its finalizer on the canary.
+func killWhenCanaryHasFinalizer(ctx context.Context, t *testing.T, dyn dynamic.Interface, bin, kubeconfig string) string {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, bin, "check", "robust_controller", "--kubeconfig", kubeconfig, "--operator", "kserve", "--probe", "--probe-timeout", "1m")
+	require.NoError(t, cmd.Start())
+	var ns string
+	require.NoError(t, wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		list, err := dyn.Resource(isvcGVR).List(ctx, metav1.ListOptions{LabelSelector: probe.RunLabel})
+		if err != nil || len(list.Items) == 0 || len(list.Items[0].GetFinalizers()) == 0 {
+			return false, nil
+		}
+		ns = list.Items[0].GetNamespace()
+		return true, nil
+	}))
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+	return ns
 }
 
 // hungryKServeProfile is the built-in KServe profile's identity with a

@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -188,10 +189,10 @@ func (s *Session) Watch(ctx context.Context, gvr schema.GroupVersionResource, re
 }
 
 // Close refuses further writes, waits for writes in flight, and deletes the
-// run's namespace with everything in it, returning the namespaces deleted. It is safe to call more than once
+// run's namespace with everything in it, returning what it dealt with. It is safe to call more than once
 // and from a deferred call after an interrupt: give it a context that is not
 // the cancelled one.
-func (s *Session) Close(ctx context.Context) ([]string, error) {
+func (s *Session) Close(ctx context.Context) ([]Namespace, error) {
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
@@ -206,10 +207,24 @@ func (s *Session) Close(ctx context.Context) ([]string, error) {
 	return Cleanup(ctx, s.dyn, s.RunID)
 }
 
+// Namespace is a probe namespace cleanup dealt with.
+type Namespace struct {
+	Name string
+	// Terminating is set when the namespace was already being deleted:
+	// cleanup had nothing to ask, and Waiting says what holds it.
+	Terminating bool
+	Since       time.Time
+	// Waiting is the namespace controller's word on what is left in it
+	// (finalizers that only their operator can remove, content not yet
+	// deleted).
+	Waiting string
+}
+
 // Cleanup deletes the probe namespaces of a run (of every run when runID is
-// empty), found by label, and returns their names. Deleting a namespace
-// deletes what is in it, which is where probes put everything they store.
-func Cleanup(ctx context.Context, dyn dynamic.Interface, runID string) ([]string, error) {
+// empty), found by label. Deleting a namespace deletes what is in it, which
+// is where probes put everything they store; a namespace already being
+// deleted is reported with what it waits for.
+func Cleanup(ctx context.Context, dyn dynamic.Interface, runID string) ([]Namespace, error) {
 	sel := RunLabel
 	if runID != "" {
 		sel = RunLabel + "=" + runID
@@ -218,20 +233,38 @@ func Cleanup(ctx context.Context, dyn dynamic.Interface, runID string) ([]string
 	if err != nil {
 		return nil, fmt.Errorf("list namespaces -l %s: %w", sel, err)
 	}
-	var deleted []string
+	var done []Namespace
 	var errs []error
 	for _, ns := range list.Items {
-		if ns.GetDeletionTimestamp() != nil {
-			deleted = append(deleted, ns.GetName())
+		if ts := ns.GetDeletionTimestamp(); ts != nil {
+			done = append(done, Namespace{Name: ns.GetName(), Terminating: true, Since: ts.UTC(), Waiting: waitingFor(&ns)})
 			continue
 		}
 		err := dyn.Resource(Namespaces).Delete(ctx, ns.GetName(), metav1.DeleteOptions{})
 		switch {
 		case err == nil, apierrors.IsNotFound(err):
-			deleted = append(deleted, ns.GetName())
+			done = append(done, Namespace{Name: ns.GetName()})
 		default:
 			errs = append(errs, fmt.Errorf("delete namespace %s: %w", ns.GetName(), err))
 		}
 	}
-	return deleted, errors.Join(errs...)
+	return done, errors.Join(errs...)
+}
+
+// waitingFor reads what a terminating namespace's conditions say is left.
+func waitingFor(ns *unstructured.Unstructured) string {
+	conds, _, _ := unstructured.NestedSlice(ns.Object, "status", "conditions")
+	var msgs []string
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		switch m["type"] {
+		case "NamespaceFinalizersRemaining", "NamespaceContentRemaining":
+			if m["status"] == "True" {
+				if msg, _ := m["message"].(string); msg != "" {
+					msgs = append(msgs, msg)
+				}
+			}
+		}
+	}
+	return strings.Join(msgs, "; ")
 }

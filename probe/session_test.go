@@ -106,7 +106,7 @@ func TestCloseRefusesWritesAndDeletesTheNamespace(t *testing.T) {
 
 	deleted, err := s.Close(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, []string{s.Namespace}, deleted, "only this run's namespace")
+	assert.Equal(t, []Namespace{{Name: s.Namespace}}, deleted, "only this run's namespace")
 	_, err = dyn.Resource(Namespaces).Get(ctx, s.Namespace, metav1.GetOptions{})
 	assert.True(t, apierrors.IsNotFound(err), "%v", err)
 	_, err = dyn.Resource(Namespaces).Get(ctx, "aiconform-probe-other", metav1.GetOptions{})
@@ -134,11 +134,11 @@ func TestCleanup(t *testing.T) {
 	_, dyn := newSession(t, objs...)
 	deleted, err := Cleanup(ctx, dyn, "b")
 	require.NoError(t, err)
-	assert.Equal(t, []string{"aiconform-probe-b"}, deleted)
+	assert.Equal(t, []Namespace{{Name: "aiconform-probe-b"}}, deleted)
 
 	deleted, err = Cleanup(ctx, dyn, "")
 	require.NoError(t, err)
-	assert.Equal(t, []string{"aiconform-probe-a"}, deleted, "every run's, and nothing unlabelled")
+	assert.Equal(t, []Namespace{{Name: "aiconform-probe-a"}}, deleted, "every run's, and nothing unlabelled")
 	_, err = dyn.Resource(Namespaces).Get(ctx, "models", metav1.GetOptions{})
 	assert.NoError(t, err)
 
@@ -148,4 +148,23 @@ func TestCleanup(t *testing.T) {
 	})
 	_, err = Cleanup(ctx, dyn, "")
 	assert.ErrorContains(t, err, "list namespaces -l aiconform.io/run")
+}
+
+func TestCleanupReportsWhatHoldsATerminatingNamespace(t *testing.T) {
+	since := time.Date(2027, 1, 2, 3, 4, 5, 0, time.UTC)
+	stuck := namespace("aiconform-probe-c", map[string]string{RunLabel: "c"})
+	stuck.SetDeletionTimestamp(&metav1.Time{Time: since})
+	stuck.Object["status"] = map[string]any{"phase": "Terminating", "conditions": []any{
+		map[string]any{"type": "NamespaceDeletionDiscoveryFailure", "status": "False"},
+		map[string]any{"type": "NamespaceContentRemaining", "status": "True", "message": "Some resources are remaining: inferenceservices.serving.kserve.io has 1 resource instances"},
+		map[string]any{"type": "NamespaceFinalizersRemaining", "status": "True", "message": "Some content in the namespace has finalizers remaining: inferenceservice.finalizers in 1 resource instances"},
+	}}
+	_, dyn := newSession(t, stuck)
+	got, err := Cleanup(context.Background(), dyn, "")
+	require.NoError(t, err)
+	assert.Equal(t, []Namespace{{Name: "aiconform-probe-c", Terminating: true, Since: since,
+		Waiting: "Some resources are remaining: inferenceservices.serving.kserve.io has 1 resource instances; Some content in the namespace has finalizers remaining: inferenceservice.finalizers in 1 resource instances"}}, got)
+	for _, a := range dyn.Actions() {
+		assert.NotEqual(t, "delete", a.GetVerb(), "a namespace being deleted is not deleted again")
+	}
 }

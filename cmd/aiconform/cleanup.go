@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/aiconform/aiconform/probe"
 	"github.com/spf13/cobra"
@@ -17,13 +18,14 @@ type CleanupOptions struct {
 	RunID       string
 
 	streams genericiooptions.IOStreams
+	now     func() time.Time
 	// dynamic replaces the client built from ConfigFlags in tests.
 	dynamic dynamic.Interface
 }
 
 // NewCmdCleanup builds `aiconform cleanup`.
 func NewCmdCleanup(streams genericiooptions.IOStreams, runF func(*CleanupOptions) error) *cobra.Command {
-	o := &CleanupOptions{ConfigFlags: genericclioptions.NewConfigFlags(true), streams: streams}
+	o := &CleanupOptions{ConfigFlags: genericclioptions.NewConfigFlags(true), streams: streams, now: time.Now}
 	cmd := &cobra.Command{
 		Use:   "cleanup [--run ID]",
 		Short: "Delete what --probe runs left behind (namespaces labelled " + probe.RunLabel + ")",
@@ -56,14 +58,14 @@ func (o *CleanupOptions) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	deleted, err := probe.Cleanup(ctx, dyn, o.RunID)
-	for _, ns := range deleted {
-		fmt.Fprintf(o.streams.Out, "namespace %q deleted\n", ns)
+	done, err := probe.Cleanup(ctx, dyn, o.RunID)
+	for _, ns := range done {
+		fmt.Fprintln(o.streams.Out, describeCleanup(ns, o.now()))
 	}
 	if err != nil {
 		return &clusterError{err}
 	}
-	if len(deleted) == 0 {
+	if len(done) == 0 {
 		fmt.Fprintf(o.streams.ErrOut, "No probe namespaces found (label %s).\n", o.selector())
 	}
 	return nil

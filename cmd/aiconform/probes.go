@@ -45,11 +45,24 @@ func dynamicClient(flags *genericclioptions.ConfigFlags) (dynamic.Interface, err
 func closeProbes(ctx context.Context, s *probe.Session, errOut io.Writer) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	deleted, err := s.Close(ctx)
-	for _, ns := range deleted {
-		fmt.Fprintf(errOut, "probes: namespace %q deleted\n", ns)
+	done, err := s.Close(ctx)
+	for _, ns := range done {
+		fmt.Fprintf(errOut, "probes: %s\n", describeCleanup(ns, time.Now()))
 	}
 	if err != nil {
 		fmt.Fprintf(errOut, "probes: cleanup failed: %v\nprobes: run `aiconform cleanup --run %s` to delete what is left\n", err, s.RunID)
 	}
+}
+
+// describeCleanup says what cleanup did with one namespace, as kubectl
+// delete says it, or what a namespace already being deleted waits for.
+func describeCleanup(ns probe.Namespace, now time.Time) string {
+	if !ns.Terminating {
+		return fmt.Sprintf("namespace %q deleted", ns.Name)
+	}
+	s := fmt.Sprintf("namespace %q is being deleted since %s (%s ago)", ns.Name, ns.Since.UTC().Format(time.RFC3339), now.Sub(ns.Since).Round(time.Second))
+	if ns.Waiting != "" {
+		s += ": " + ns.Waiting + " (finalizers are removed by the operator that set them, once it runs)"
+	}
+	return s
 }

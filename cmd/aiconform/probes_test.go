@@ -5,6 +5,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aiconform/aiconform/probe"
 	"github.com/stretchr/testify/assert"
@@ -54,7 +55,7 @@ func TestCleanup(t *testing.T) {
 		probeNamespace("aiconform-probe-a", "a"), probeNamespace("aiconform-probe-b", "b"), probeNamespace("models", ""))
 	cleanup := func(run string) (string, string) {
 		var out, errOut bytes.Buffer
-		o := &CleanupOptions{RunID: run, dynamic: dyn, streams: genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}}
+		o := &CleanupOptions{RunID: run, dynamic: dyn, now: fixedClock, streams: genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}}
 		require.NoError(t, o.Run(context.Background()))
 		return out.String(), errOut.String()
 	}
@@ -107,4 +108,12 @@ func TestListSaysWhichChecksWrite(t *testing.T) {
 	}
 	assert.Regexp(t, `(?m)^kserve\s+serving\.kserve\.io\s+\S+\s+webhook,canary\s`, out)
 	assert.Regexp(t, `(?m)^kueue\s+\S+\s+\S+\s+none\s`, out)
+}
+
+func TestDescribeCleanup(t *testing.T) {
+	assert.Equal(t, `namespace "aiconform-probe-a" deleted`, describeCleanup(probe.Namespace{Name: "aiconform-probe-a"}, fixedClock()))
+	stuck := probe.Namespace{Name: "aiconform-probe-b", Terminating: true, Since: fixedClock().Add(-2 * time.Hour),
+		Waiting: "Some content in the namespace has finalizers remaining: inferenceservice.finalizers in 1 resource instances"}
+	assert.Equal(t, `namespace "aiconform-probe-b" is being deleted since 2026-11-29T10:00:00Z (2h0m0s ago): Some content in the namespace has finalizers remaining: inferenceservice.finalizers in 1 resource instances (finalizers are removed by the operator that set them, once it runs)`,
+		describeCleanup(stuck, fixedClock()))
 }
