@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/aiconform/aiconform/cluster"
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -86,55 +84,18 @@ func parseObject(text string, p *Profile) (*unstructured.Unstructured, error) {
 	return u, nil
 }
 
-// probeWebhook is one webhook as registered, with what a probe needs.
-type probeWebhook struct {
-	config, kind, name string
-	sideEffects        string
-	rules              []admissionregistrationv1.RuleWithOperations
-}
-
-// registeredWebhooks flattens every validating and mutating webhook.
-func registeredWebhooks(ctx context.Context, env *Env) ([]probeWebhook, error) {
-	vwcs, err := list[*admissionregistrationv1.ValidatingWebhookConfiguration](ctx, env, cluster.Query{Resource: cluster.ValidatingWebhookConfigurations})
-	if err != nil {
-		return nil, err
-	}
-	mwcs, err := list[*admissionregistrationv1.MutatingWebhookConfiguration](ctx, env, cluster.Query{Resource: cluster.MutatingWebhookConfigurations})
-	if err != nil {
-		return nil, err
-	}
-	side := func(s *admissionregistrationv1.SideEffectClass) string {
-		if s == nil {
-			return ""
-		}
-		return string(*s)
-	}
-	var all []probeWebhook
-	for _, c := range vwcs {
-		for _, w := range c.Webhooks {
-			all = append(all, probeWebhook{c.Name, "validating", w.Name, side(w.SideEffects), w.Rules})
-		}
-	}
-	for _, c := range mwcs {
-		for _, w := range c.Webhooks {
-			all = append(all, probeWebhook{c.Name, "mutating", w.Name, side(w.SideEffects), w.Rules})
-		}
-	}
-	return all, nil
-}
-
-func findWebhook(all []probeWebhook, n WebhookName) (probeWebhook, bool) {
+func findWebhook(all []webhookRef, n WebhookName) (webhookRef, bool) {
 	for _, w := range all {
 		if w.config == n.Configuration && w.name == n.Webhook {
 			return w, true
 		}
 	}
-	return probeWebhook{}, false
+	return webhookRef{}, false
 }
 
 // sameNamed lists the other configurations holding a webhook named like n
 // whose rules cover the group: a denial quoting that name could be theirs.
-func sameNamed(all []probeWebhook, n WebhookName, group string) []string {
+func sameNamed(all []webhookRef, n WebhookName, group string) []string {
 	var out []string
 	for _, w := range all {
 		if w.name == n.Webhook && w.config != n.Configuration && rulesName(w.rules, []string{group}) {

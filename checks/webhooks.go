@@ -39,20 +39,18 @@ type webhookRef struct {
 	cc                 admissionregistrationv1.WebhookClientConfig
 }
 
-// Run implements Check.
-func (WebhooksServed) Run(ctx context.Context, env *Env) (Result, error) {
-	var r Result
-	p := env.Profile
+// registeredWebhooks flattens every validating and mutating webhook:
+// their configurations hold different Go types with the same fields the
+// checks read.
+func registeredWebhooks(ctx context.Context, env *Env) ([]webhookRef, error) {
 	vwcs, err := list[*admissionregistrationv1.ValidatingWebhookConfiguration](ctx, env, cluster.Query{Resource: cluster.ValidatingWebhookConfigurations})
 	if err != nil {
-		return r, err
+		return nil, err
 	}
 	mwcs, err := list[*admissionregistrationv1.MutatingWebhookConfiguration](ctx, env, cluster.Query{Resource: cluster.MutatingWebhookConfigurations})
 	if err != nil {
-		return r, err
+		return nil, err
 	}
-	// Validating and mutating configurations hold different Go types with the
-	// same fields this check reads; flatten both.
 	var all []webhookRef
 	for _, c := range vwcs {
 		for _, w := range c.Webhooks {
@@ -63,6 +61,17 @@ func (WebhooksServed) Run(ctx context.Context, env *Env) (Result, error) {
 		for _, w := range c.Webhooks {
 			all = append(all, webhookRef{c.Name, "mutating", w.Name, w.Rules, w.ClientConfig})
 		}
+	}
+	return all, nil
+}
+
+// Run implements Check.
+func (WebhooksServed) Run(ctx context.Context, env *Env) (Result, error) {
+	var r Result
+	p := env.Profile
+	all, err := registeredWebhooks(ctx, env)
+	if err != nil {
+		return r, err
 	}
 	configs := map[string]bool{}
 	for _, h := range all {

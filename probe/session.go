@@ -168,11 +168,6 @@ func (s *Session) Delete(ctx context.Context, m *meta.RESTMapping, name string) 
 	return s.resource(m).Delete(ctx, name, metav1.DeleteOptions{})
 }
 
-// List lists a resource in the run's namespace.
-func (s *Session) List(ctx context.Context, gvr schema.GroupVersionResource, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
-	return s.dyn.Resource(gvr).Namespace(s.Namespace).List(ctx, opts)
-}
-
 // Watch follows a resource of the run's namespace from resourceVersion on,
 // re-establishing the watch when the server closes it, so that no event is
 // missed and none is seen twice.
