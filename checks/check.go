@@ -63,7 +63,8 @@ type Meta struct {
 	// PerOperator checks run once for each detected operator profile.
 	PerOperator bool
 	// Probe checks write to the cluster (dry runs, a canary in a namespace
-	// of the run's own) and run only under --probe.
+	// of the run's own) and run only under --probe, after every read-only
+	// check of the run has finished (see Run).
 	Probe bool
 	// Description says what is checked and how the verdict is reached.
 	Description string

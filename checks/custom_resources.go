@@ -32,7 +32,7 @@ func (CRsReconciled) Meta() Meta {
 		Title:       "Custom resources reconciled into children",
 		Requirement: "robust_controller",
 		PerOperator: true,
-		Description: "Every custom resource of the kinds the profile names has its ready condition(s) True (Unknown is not True), status.observedGeneration equal to metadata.generation where it is reported, and owns the child kinds the profile names by ownerReferences (pods through Deployment -> ReplicaSet -> Pod), with those children healthy: Deployments Available, at least one pod Running and Ready. Children are found by the profile's label, one LIST per kind for the whole cluster. No custom resource at all fails: nothing shows the controller reconciles.",
+		Description: "Every custom resource of the kinds the profile names has its ready condition(s) True (Unknown is not True), status.observedGeneration equal to metadata.generation where it is reported, and owns the child kinds the profile names by ownerReferences (pods through Deployment -> ReplicaSet -> Pod), with those children healthy: Deployments Available, at least one pod Running and Ready. Children are found by the profile's label, one LIST per kind for the whole cluster. Resources an aiconform probe made (labelled aiconform.io/run, or in an aiconform-probe- namespace) are listed but not judged. No custom resource at all fails: nothing shows the controller reconciles.",
 		Remediation: "Read the resource's conditions and events (`kubectl describe`), and the controller's logs; a resource that never gets a status means the controller is not reconciling it at all. With no resource in the cluster, create a small one (for KServe, the sklearn iris InferenceService) or run with --probe when available.",
 	}
 }
@@ -55,7 +55,7 @@ func (CRsReconciled) Run(ctx context.Context, env *Env) (Result, error) {
 	if err != nil {
 		return r, err
 	}
-	var fails, passed, missing []string
+	var fails, passed, missing, probes []string
 	var shown int
 	total := 0
 	for _, k := range p.Resources {
@@ -68,9 +68,17 @@ func (CRsReconciled) Run(ctx context.Context, env *Env) (Result, error) {
 		t := crTarget{kind: k, res: crdResource(crd)}
 		get := cluster.Get{Resources: []cluster.Resource{t.res}, AllNamespaces: t.res.Namespaced}
 		r.evidence(ctx, env, get, "")
-		crs, err := list[*unstructured.Unstructured](ctx, env, get.Queries()[0])
+		listed, err := list[*unstructured.Unstructured](ctx, env, get.Queries()[0])
 		if err != nil {
 			return r, err
+		}
+		var crs []*unstructured.Unstructured
+		for _, cr := range listed {
+			if run, ok := probeRun(cr.GetLabels(), cr.GetNamespace()); ok {
+				probes = append(probes, fmt.Sprintf("%s %s (probe run %s)", crd.Spec.Names.Kind, objectName(cr), run))
+				continue
+			}
+			crs = append(crs, cr)
 		}
 		total += len(crs)
 		fam, err := readChildren(ctx, env, k)
@@ -106,6 +114,9 @@ func (CRsReconciled) Run(ctx context.Context, env *Env) (Result, error) {
 		}
 	}
 	r.Details = fails
+	if len(probes) > 0 {
+		r.Details = append(r.Details, "not judged, made by an aiconform probe: "+strings.Join(probes, ", "))
+	}
 	switch {
 	case len(missing) > 0:
 		r.Details = append(r.Details, "CRDs not installed: "+strings.Join(missing, ", "))

@@ -2,9 +2,11 @@ package checks
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/aiconform/aiconform/cluster"
+	"github.com/aiconform/aiconform/probe"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -68,4 +70,19 @@ func age(d time.Duration) string {
 	default:
 		return d.Round(time.Hour).String()
 	}
+}
+
+// probeRun names the aiconform probe run that made an object: the run label
+// on the object, or the probe namespace it lives in. Read-only checks judge
+// the cluster's own workloads, never these: a canary of another run still
+// in flight, or one a killed run left behind, says nothing of the cluster.
+// (This run's own probes write only after every read-only check is done.)
+func probeRun(labels map[string]string, namespace string) (string, bool) {
+	if run, ok := labels[probe.RunLabel]; ok {
+		return run, true
+	}
+	if run, ok := strings.CutPrefix(namespace, probe.NamespacePrefix); ok {
+		return run, true
+	}
+	return "", false
 }

@@ -55,6 +55,12 @@ type task struct {
 // Run detects operators and runs the checks concurrently, each under its own
 // timeout. A check that panics or errors becomes an Error result carrying the
 // evidence it had gathered.
+//
+// Reads come before writes: every read-only check has finished before the
+// first probe check starts. The cache keeps the first answer to each query,
+// so the probes' reads see the same cluster, and no read-only check can list
+// what a probe of this run created. Without this a check would judge the
+// cluster with or without the canary depending on which goroutine ran first.
 func Run(ctx context.Context, c *cluster.Cache, profiles []*Profile, selected []Check, opts RunOptions, now func() time.Time) Outcome {
 	var out Outcome
 	dets, detErr := Detect(ctx, c, profiles)
@@ -75,25 +81,32 @@ func Run(ctx context.Context, c *cluster.Cache, profiles []*Profile, selected []
 		opts.Concurrency = 1
 	}
 	sem := make(chan struct{}, opts.Concurrency)
-	var wg sync.WaitGroup
 	var mu sync.Mutex
 	done := 0
-	for i, t := range tasks {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			results[i] = runOne(ctx, c, t, dets, detErr, opts, now)
-			if opts.Progress != nil {
-				mu.Lock()
-				done++
-				opts.Progress(done, len(tasks), results[i])
-				mu.Unlock()
+	phase := func(writes bool) {
+		var wg sync.WaitGroup
+		for i, t := range tasks {
+			if t.check.Meta().Probe != writes {
+				continue
 			}
-		}()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				results[i] = runOne(ctx, c, t, dets, detErr, opts, now)
+				if opts.Progress != nil {
+					mu.Lock()
+					done++
+					opts.Progress(done, len(tasks), results[i])
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
 	}
-	wg.Wait()
+	phase(false)
+	phase(true)
 	out.Results = results
 	return out
 }
