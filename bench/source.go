@@ -69,7 +69,7 @@ func Total(counts map[string]int) int {
 
 // builtins are the built-in resources a Source serves.
 var builtins = []cluster.Resource{
-	cluster.Nodes, cluster.Namespaces, cluster.Pods, cluster.Services, cluster.Deployments, cluster.ReplicaSets,
+	cluster.Nodes, cluster.Namespaces, cluster.Pods, cluster.Services, cluster.Deployments, cluster.ReplicaSets, cluster.Jobs,
 	cluster.EndpointSlices, cluster.CRDs, cluster.ValidatingWebhookConfigurations, cluster.MutatingWebhookConfigurations,
 	cluster.DaemonSets, cluster.Leases, cluster.Events,
 }

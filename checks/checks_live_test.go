@@ -260,7 +260,45 @@ func TestChecksOnFakeCluster(t *testing.T) {
 		{
 			name:  "named webhook configuration not registered",
 			tweak: func(t *testing.T, w *world) { w.vwcs = nil },
-			want:  []expect{{"webhooks-served", "widgets", checks.Fail, "webhook configuration widget-webhook is not registered"}},
+			want: []expect{{"webhooks-served", "widgets", checks.Fail,
+				"webhook validate.widgets.demo.example.com is not registered"}},
+		},
+		{
+			// An installer that names the configuration otherwise (a
+			// kustomize namePrefix, a Helm release name) installs the same
+			// operator: its webhook is found by its rules and its Service.
+			name:  "configuration named by another installer",
+			tweak: func(t *testing.T, w *world) { w.vwcs[0].Name = "widgets-validating-webhook-configuration" },
+			want:  []expect{{"webhooks-served", "widgets", checks.Pass, "1 webhook in 1 configuration registered with valid CA bundles"}},
+		},
+		{
+			// The required webhook is gone, though another of the
+			// operator's is there.
+			name: "required webhook missing",
+			tweak: func(t *testing.T, w *world) {
+				w.vwcs[0].Webhooks[0].Name = "other.widgets.demo.example.com"
+			},
+			want: []expect{{"webhooks-served", "widgets", checks.Fail, "webhook validate.widgets.demo.example.com is not registered"}},
+		},
+		{
+			// Another component (as Kueue does for TrainJobs) validates
+			// the operator's kinds from a Service of its own, which has no
+			// endpoint: that is the other component's fault, listed, not
+			// the operator's.
+			name: "another component's webhook on its kinds",
+			tweak: func(t *testing.T, w *world) {
+				queue := serviceWebhook("vwidget.queue.example.org", caPEM(t, "queue-ca", judgeAt.AddDate(1, 0, 0)))
+				queue.ClientConfig.Service.Namespace, queue.ClientConfig.Service.Name = "queue-system", "queue-webhook-service"
+				pods := serviceWebhook("vpod.queue.example.org", nil)
+				pods.ClientConfig.Service = queue.ClientConfig.Service
+				pods.Rules[0].APIGroups, pods.Rules[0].Resources = []string{""}, []string{"pods"}
+				w.vwcs = append(w.vwcs, &admissionregistrationv1.ValidatingWebhookConfiguration{
+					ObjectMeta: metav1.ObjectMeta{Name: "queue-validating-webhook-configuration"},
+					Webhooks:   []admissionregistrationv1.ValidatingWebhook{queue, pods},
+				})
+			},
+			want: []expect{{"webhooks-served", "widgets", checks.Pass,
+				"1 webhook in 1 configuration registered with valid CA bundles; their Services have ready endpoints (registered and served, not exercised) (1 webhook of other components on its kinds not judged)"}},
 		},
 		{
 			name: "webhook configuration found by its rules",

@@ -8,6 +8,7 @@ import (
 
 	"github.com/aiconform/aiconform/cluster"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -110,6 +111,9 @@ func (CRsReconciled) Run(ctx context.Context, env *Env) (Result, error) {
 					note += ": the resource itself, or for pods their ReplicaSet, which the Deployment owns"
 				}
 				r.evidence(ctx, env, ownersGet(k, j.cr), note)
+				if err := r.customChildrenEvidence(ctx, env, k, j.cr, fam); err != nil {
+					return r, err
+				}
 			}
 		}
 	}
@@ -133,6 +137,32 @@ func (CRsReconciled) Run(ctx context.Context, env *Env) (Result, error) {
 		r.finish(Pass, "%s reconciled and Ready: %s", plural(total, "custom resource"), strings.Join(passed, ", "))
 	}
 	return r, nil
+}
+
+// customChildrenEvidence shows the custom children cr owns (a TrainJob's
+// JobSet) with their owners, by name: a controller need not label them, so
+// no selector finds them.
+func (r *Result) customChildrenEvidence(ctx context.Context, env *Env, k ResourceKind, cr *unstructured.Unstructured, fam family) error {
+	d := fam.descendantsOf(cr, k)
+	for _, child := range k.Children {
+		if !customChild(child) {
+			continue
+		}
+		res, err := customResource(ctx, env, child)
+		if err != nil {
+			return err
+		}
+		var names []string
+		for _, o := range d.custom[child] {
+			names = append(names, o.GetName())
+		}
+		note := fmt.Sprintf("the %s objects %s owns", res.Kind, objectName(cr))
+		if len(names) == 0 {
+			note = fmt.Sprintf("%s owns no %s: those of its namespace, with their owners", objectName(cr), res.Kind)
+		}
+		r.evidence(ctx, env, cluster.Get{Resources: []cluster.Resource{res}, Namespace: cr.GetNamespace(), Names: names, Columns: ownerColumns}, note)
+	}
+	return nil
 }
 
 func findCRD(crds []*apiextensionsv1.CustomResourceDefinition, name string) *apiextensionsv1.CustomResourceDefinition {
@@ -166,12 +196,18 @@ func crdResource(crd *apiextensionsv1.CustomResourceDefinition) cluster.Resource
 	}
 }
 
-// family holds every object that carries a profile's child label.
+// family holds what may descend from a profile's resources: the objects of
+// the built-in child kinds that carry its child label, and every custom
+// resource of the custom child kinds (a controller need not label those).
 type family struct {
 	deployments []*appsv1.Deployment
 	replicaSets []*appsv1.ReplicaSet
 	services    []*corev1.Service
+	jobs        []*batchv1.Job
 	pods        []*corev1.Pod
+	// custom are the custom children by CRD name, kinds their kinds.
+	custom map[string][]*unstructured.Unstructured
+	kinds  map[string]string
 }
 
 // readChildren lists, cluster-wide, the objects of each child kind that
@@ -183,10 +219,192 @@ func readChildren(ctx context.Context, env *Env, k ResourceKind) (family, error)
 	return readFamily(ctx, env, k, "", k.ChildLabel)
 }
 
+// readFamily lists the child kinds of k: the built-in ones that match
+// selector and the custom ones whole, in one namespace or ("") in all.
+func readFamily(ctx context.Context, env *Env, k ResourceKind, namespace, selector string) (family, error) {
+	f := family{custom: map[string][]*unstructured.Unstructured{}, kinds: map[string]string{}}
+	var err error
+	q := func(r cluster.Resource) cluster.Query {
+		return cluster.Query{Resource: r, Namespace: namespace, LabelSelector: selector}
+	}
+	if contains(k.Children, "Deployment") {
+		if f.deployments, err = list[*appsv1.Deployment](ctx, env, q(cluster.Deployments)); err != nil {
+			return f, err
+		}
+		if f.replicaSets, err = list[*appsv1.ReplicaSet](ctx, env, q(cluster.ReplicaSets)); err != nil {
+			return f, err
+		}
+	}
+	if contains(k.Children, "Service") {
+		if f.services, err = list[*corev1.Service](ctx, env, q(cluster.Services)); err != nil {
+			return f, err
+		}
+	}
+	if contains(k.Children, "Job") {
+		if f.jobs, err = list[*batchv1.Job](ctx, env, q(cluster.Jobs)); err != nil {
+			return f, err
+		}
+	}
+	for _, child := range k.Children {
+		if !customChild(child) {
+			continue
+		}
+		res, err := customResource(ctx, env, child)
+		if err != nil {
+			return f, err
+		}
+		f.kinds[child] = res.Kind
+		if f.custom[child], err = list[*unstructured.Unstructured](ctx, env, cluster.Query{Resource: res, Namespace: namespace}); err != nil {
+			return f, err
+		}
+	}
+	f.pods, err = list[*corev1.Pod](ctx, env, q(cluster.Pods))
+	return f, err
+}
+
+// customResource resolves a custom child kind, named by its CRD, against
+// the CRDs the cluster serves.
+func customResource(ctx context.Context, env *Env, crdName string) (cluster.Resource, error) {
+	crds, err := list[*apiextensionsv1.CustomResourceDefinition](ctx, env, cluster.Query{Resource: cluster.CRDs})
+	if err != nil {
+		return cluster.Resource{}, err
+	}
+	crd := findCRD(crds, crdName)
+	if crd == nil {
+		return cluster.Resource{}, fmt.Errorf("child kind %s: the cluster serves no such CRD", crdName)
+	}
+	return crdResource(crd), nil
+}
+
+// descendants are what one resource owns, directly or through one another.
+type descendants struct {
+	deployments []*appsv1.Deployment
+	services    []*corev1.Service
+	jobs        []*batchv1.Job
+	pods        []*corev1.Pod
+	custom      map[string][]*unstructured.Unstructured
+}
+
+// descendantsOf follows ownerReferences down from cr through f, whatever
+// chain the operator builds: Deployment -> ReplicaSet -> Pod,
+// JobSet -> Job -> Pod. Built-in objects count only when their child label
+// names cr; custom children by ownership alone.
+func (f family) descendantsOf(cr *unstructured.Unstructured, k ResourceKind) descendants {
+	ns := cr.GetNamespace()
+	// A cluster-scoped resource's children may live in any namespace.
+	here := func(m metav1.Object) bool { return ns == "" || m.GetNamespace() == ns }
+	labelled := func(m metav1.Object) bool { return here(m) && m.GetLabels()[k.ChildLabel] == cr.GetName() }
+	var candidates []metav1.Object
+	add := func(m metav1.Object, ok bool) {
+		if ok {
+			candidates = append(candidates, m)
+		}
+	}
+	for _, o := range f.deployments {
+		add(o, labelled(o))
+	}
+	for _, o := range f.replicaSets {
+		add(o, labelled(o))
+	}
+	for _, o := range f.services {
+		add(o, labelled(o))
+	}
+	for _, o := range f.jobs {
+		add(o, labelled(o))
+	}
+	for _, o := range f.pods {
+		add(o, labelled(o))
+	}
+	for _, kind := range sortedKeys(f.custom) {
+		for _, o := range f.custom[kind] {
+			add(o, here(o))
+		}
+	}
+	// owners are the UIDs owned so far, cr's first; owned the candidates
+	// found to descend from it.
+	owners := map[types.UID]bool{cr.GetUID(): true}
+	owned := map[metav1.Object]bool{}
+	for grew := true; grew; {
+		grew = false
+		for _, m := range candidates {
+			if owned[m] {
+				continue
+			}
+			for _, o := range m.GetOwnerReferences() {
+				if owners[o.UID] {
+					owned[m], grew = true, true
+					if m.GetUID() != "" {
+						owners[m.GetUID()] = true
+					}
+					break
+				}
+			}
+		}
+	}
+	d := descendants{custom: map[string][]*unstructured.Unstructured{}}
+	for _, o := range f.deployments {
+		if owned[o] {
+			d.deployments = append(d.deployments, o)
+		}
+	}
+	for _, o := range f.services {
+		if owned[o] {
+			d.services = append(d.services, o)
+		}
+	}
+	for _, o := range f.jobs {
+		if owned[o] {
+			d.jobs = append(d.jobs, o)
+		}
+	}
+	for _, o := range f.pods {
+		if owned[o] {
+			d.pods = append(d.pods, o)
+		}
+	}
+	for kind, objs := range f.custom {
+		for _, o := range objs {
+			if owned[o] {
+				d.custom[kind] = append(d.custom[kind], o)
+			}
+		}
+	}
+	return d
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// trueConditions are those of the types that are True, as
+// "Type=True Reason: message".
+func trueConditions(conds []condition, types []string) []string {
+	var out []string
+	for _, t := range types {
+		if c, ok := findCondition(conds, t); ok && c.Status == string(metav1.ConditionTrue) {
+			s := strings.TrimSpace(fmt.Sprintf("%s=True %s", c.Type, c.Reason))
+			if c.Message != "" {
+				s += ": " + shorten(c.Message, maxEventMessage)
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // judgeCR lists what keeps cr from counting as reconciled.
 func judgeCR(cr *unstructured.Unstructured, k ResourceKind, f family) []string {
 	var problems []string
 	conds := conditions(cr)
+	if failed := trueConditions(conds, k.FailedConditions); len(failed) > 0 {
+		problems = append(problems, strings.Join(failed, ", "))
+	}
+	idle := len(trueConditions(conds, k.IdleConditions)) > 0
 	var ok, notOK []string
 	for _, t := range k.ReadyConditions {
 		c, found := findCondition(conds, t)
@@ -199,7 +417,7 @@ func judgeCR(cr *unstructured.Unstructured, k ResourceKind, f family) []string {
 			ok = append(ok, t)
 		}
 	}
-	if (k.AnyCondition && len(ok) == 0) || (!k.AnyCondition && len(notOK) > 0) {
+	if !idle && len(k.ReadyConditions) > 0 && ((k.AnyCondition && len(ok) == 0) || (!k.AnyCondition && len(notOK) > 0)) {
 		problems = append(problems, strings.Join(notOK, ", "))
 	}
 	if og, found, _ := unstructured.NestedInt64(cr.Object, "status", "observedGeneration"); found && og != cr.GetGeneration() {
@@ -208,85 +426,70 @@ func judgeCR(cr *unstructured.Unstructured, k ResourceKind, f family) []string {
 	if len(k.Children) == 0 {
 		return problems
 	}
-	uid, ns := cr.GetUID(), cr.GetNamespace()
-	// A cluster-scoped resource's children may live in any namespace.
-	mine := func(m metav1.Object) bool {
-		return (ns == "" || m.GetNamespace() == ns) && m.GetLabels()[k.ChildLabel] == cr.GetName()
-	}
-	var deps []*appsv1.Deployment
-	for _, d := range f.deployments {
-		if mine(d) && ownedBy(d, uid) {
-			deps = append(deps, d)
-		}
-	}
-	var readyPods, pods int
-	for _, p := range f.pods {
-		if !mine(p) || !podOwnedThrough(p, uid, deps, f.replicaSets) {
+	d := f.descendantsOf(cr, k)
+	for _, child := range k.Children {
+		if idle && !customChild(child) {
+			// Finished or held: its pods, Jobs and Services may be cleaned
+			// up or never made, by the operator's own policy.
 			continue
 		}
-		pods++
-		if p.Status.Phase == corev1.PodRunning && podReady(p) {
-			readyPods++
-		}
-	}
-	for _, child := range k.Children {
-		switch child {
-		case "Deployment":
-			if len(deps) == 0 {
+		switch {
+		case child == "Deployment":
+			if len(d.deployments) == 0 {
 				problems = append(problems, "owns no Deployment")
 			}
-			for _, d := range deps {
-				if st, msg := deploymentAvailable(d); st != corev1.ConditionTrue {
-					problems = append(problems, fmt.Sprintf("Deployment %s Available=%s %s", d.Name, st, msg))
+			for _, dep := range d.deployments {
+				if st, msg := deploymentAvailable(dep); st != corev1.ConditionTrue && !idle {
+					problems = append(problems, fmt.Sprintf("Deployment %s Available=%s %s", dep.Name, st, msg))
 				}
 			}
-		case "Service":
-			n := 0
-			for _, s := range f.services {
-				if mine(s) && ownedBy(s, uid) {
-					n++
-				}
-			}
-			if n == 0 {
+		case child == "Service":
+			if len(d.services) == 0 {
 				problems = append(problems, "owns no Service")
 			}
+		case child == "Job":
+			if len(d.jobs) == 0 {
+				problems = append(problems, "owns no Job")
+			}
+			for _, j := range d.jobs {
+				for _, c := range j.Status.Conditions {
+					if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
+						problems = append(problems, fmt.Sprintf("Job %s Failed=True %s", j.Name, c.Reason))
+					}
+				}
+			}
+		case customChild(child):
+			if len(d.custom[child]) == 0 {
+				problems = append(problems, "owns no "+f.kindOf(child))
+			}
+		}
+	}
+	if idle {
+		return problems
+	}
+	ready := 0
+	for _, p := range d.pods {
+		if p.Status.Phase == corev1.PodRunning && podReady(p) {
+			ready++
 		}
 	}
 	switch {
-	case pods == 0:
+	case len(d.pods) == 0:
 		problems = append(problems, "owns no Pod")
-	case readyPods == 0:
-		problems = append(problems, fmt.Sprintf("none of its %d pod(s) Running and Ready", pods))
+	case ready == 0:
+		problems = append(problems, fmt.Sprintf("none of its %d pod(s) Running and Ready", len(d.pods)))
 	}
 	return problems
 }
 
-func ownedBy(m metav1.Object, uid types.UID) bool {
-	for _, o := range m.GetOwnerReferences() {
-		if o.UID == uid {
-			return true
-		}
+// kindOf is the kind of a custom child, or its CRD's plural when it was
+// not resolved.
+func (f family) kindOf(crdName string) string {
+	if k := f.kinds[crdName]; k != "" {
+		return k
 	}
-	return false
-}
-
-// podOwnedThrough is true for a pod owned by the resource directly, or
-// through one of its Deployments' ReplicaSets.
-func podOwnedThrough(p *corev1.Pod, uid types.UID, deps []*appsv1.Deployment, rss []*appsv1.ReplicaSet) bool {
-	if ownedBy(p, uid) {
-		return true
-	}
-	for _, rs := range rss {
-		if !ownedBy(p, rs.UID) {
-			continue
-		}
-		for _, d := range deps {
-			if ownedBy(rs, d.UID) {
-				return true
-			}
-		}
-	}
-	return false
+	plural, _, _ := strings.Cut(crdName, ".")
+	return plural
 }
 
 // ownerColumns print each object's kind and its owners, from
@@ -317,6 +520,8 @@ func childrenGet(k ResourceKind, cr *unstructured.Unstructured) cluster.Get {
 			res = append(res, cluster.Deployments)
 		case "Service":
 			res = append(res, cluster.Services)
+		case "Job":
+			res = append(res, cluster.Jobs)
 		}
 	}
 	res = append(res, cluster.Pods)

@@ -16,8 +16,14 @@ type Probe struct {
 	// Invalid is a custom resource the operator's validating webhook must
 	// deny: it passes the CRD's schema, so only the webhook can refuse it.
 	Invalid string `yaml:"invalid"`
-	// DeniedBy is the webhook that must deny Invalid.
+	// DeniedBy is the webhook that must deny Invalid, found by name among
+	// the operator's own webhooks (see operatorWebhooks).
 	DeniedBy WebhookName `yaml:"deniedBy"`
+	// DeniedWith is a part of the operator's denial message. When another
+	// component registers a webhook of the same name on the same kinds
+	// (kubebuilder names such as vraycluster.kb.io repeat), only this text
+	// tells the operator's answer from the other's.
+	DeniedWith string `yaml:"deniedWith"`
 	// MutatedBy, when set, is a mutating webhook the canary passes through:
 	// a dry run that comes back with the spec unchanged then warns.
 	MutatedBy *WebhookName `yaml:"mutatedBy"`
@@ -29,15 +35,20 @@ type Probe struct {
 	invalid, canary *unstructured.Unstructured
 }
 
-// WebhookName names one webhook. Webhook names repeat across operators
-// (kubebuilder's vraycluster.kb.io style), so the configuration that holds
-// it is part of the name.
+// WebhookName names one webhook of the operator. The name is what the API
+// server quotes in a denial and what installers keep; the configuration
+// holding it differs between installers, so it is optional and only shown.
 type WebhookName struct {
 	Configuration string `yaml:"configuration"`
 	Webhook       string `yaml:"webhook"`
 }
 
-func (w WebhookName) String() string { return w.Configuration + "/" + w.Webhook }
+func (w WebhookName) String() string {
+	if w.Configuration == "" {
+		return w.Webhook
+	}
+	return w.Configuration + "/" + w.Webhook
+}
 
 // parse reads the probe's objects and checks they belong to the profile.
 func (pr *Probe) parse(p *Profile) error {
@@ -46,8 +57,8 @@ func (pr *Probe) parse(p *Profile) error {
 		if pr.invalid, err = parseObject(pr.Invalid, p); err != nil {
 			return fmt.Errorf("invalid: %w", err)
 		}
-		if pr.DeniedBy.Configuration == "" || pr.DeniedBy.Webhook == "" {
-			return fmt.Errorf("deniedBy: configuration and webhook are required with invalid")
+		if pr.DeniedBy.Webhook == "" {
+			return fmt.Errorf("deniedBy: webhook is required with invalid")
 		}
 	}
 	if pr.Canary != "" {
@@ -60,6 +71,9 @@ func (pr *Probe) parse(p *Profile) error {
 	}
 	if pr.MutatedBy != nil && pr.canary == nil {
 		return fmt.Errorf("mutatedBy needs a canary to send")
+	}
+	if pr.MutatedBy != nil && pr.MutatedBy.Webhook == "" {
+		return fmt.Errorf("mutatedBy: webhook is required")
 	}
 	return nil
 }
@@ -84,22 +98,29 @@ func parseObject(text string, p *Profile) (*unstructured.Unstructured, error) {
 	return u, nil
 }
 
-func findWebhook(all []webhookRef, n WebhookName) (webhookRef, bool) {
-	for _, w := range all {
-		if w.config == n.Configuration && w.name == n.Webhook {
-			return w, true
+// named is the first of hooks called name, in a configuration called as
+// n says when it says.
+func named(hooks []webhookRef, n WebhookName) (webhookRef, bool) {
+	for _, h := range hooks {
+		if h.name == n.Webhook && (n.Configuration == "" || h.config == n.Configuration) {
+			return h, true
+		}
+	}
+	for _, h := range hooks {
+		if h.name == n.Webhook {
+			return h, true // the configuration is named otherwise by this install
 		}
 	}
 	return webhookRef{}, false
 }
 
-// sameNamed lists the other configurations holding a webhook named like n
-// whose rules cover the group: a denial quoting that name could be theirs.
-func sameNamed(all []webhookRef, n WebhookName, group string) []string {
+// twins are the configurations of other components' webhooks called like
+// own on the group: a denial quoting that name could be theirs.
+func twins(others []webhookRef, own webhookRef, group string) []string {
 	var out []string
-	for _, w := range all {
-		if w.name == n.Webhook && w.config != n.Configuration && rulesName(w.rules, []string{group}) {
-			out = append(out, w.config)
+	for _, h := range others {
+		if h.name == own.name && rulesName(h.rules, []string{group}) {
+			out = append(out, h.config)
 		}
 	}
 	return out

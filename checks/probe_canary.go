@@ -10,7 +10,6 @@ import (
 
 	"github.com/aiconform/aiconform/cluster"
 	"github.com/aiconform/aiconform/probe"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -352,31 +351,6 @@ func conditionsMet(cr *unstructured.Unstructured, k ResourceKind) bool {
 		return false
 	}
 	return n == len(k.ReadyConditions) || (k.AnyCondition && n > 0)
-}
-
-// readFamily lists the child kinds of k that match selector, in one
-// namespace or ("") in all.
-func readFamily(ctx context.Context, env *Env, k ResourceKind, namespace, selector string) (family, error) {
-	var f family
-	var err error
-	q := func(r cluster.Resource) cluster.Query {
-		return cluster.Query{Resource: r, Namespace: namespace, LabelSelector: selector}
-	}
-	if contains(k.Children, "Deployment") {
-		if f.deployments, err = list[*appsv1.Deployment](ctx, env, q(cluster.Deployments)); err != nil {
-			return f, err
-		}
-		if f.replicaSets, err = list[*appsv1.ReplicaSet](ctx, env, q(cluster.ReplicaSets)); err != nil {
-			return f, err
-		}
-	}
-	if contains(k.Children, "Service") {
-		if f.services, err = list[*corev1.Service](ctx, env, q(cluster.Services)); err != nil {
-			return f, err
-		}
-	}
-	f.pods, err = list[*corev1.Pod](ctx, env, q(cluster.Pods))
-	return f, err
 }
 
 // diagnose names the likely causes of a canary that did not get Ready, from

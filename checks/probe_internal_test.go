@@ -40,7 +40,7 @@ func TestJudgeDenial(t *testing.T) {
 			Warn, "configurations widgets.demo.example.com and copycat share that name"},
 		{"denied by another webhook", statusErr(http.StatusForbidden, metav1.StatusReasonForbidden,
 			`admission webhook "policy.example.com" denied the request: no labels`), nil,
-			Fail, "another webhook denied the invalid resource, not the operator's"},
+			Error, "another webhook denied the invalid resource before the operator's answer could be seen"},
 		{"webhook down", statusErr(http.StatusInternalServerError, metav1.StatusReasonInternalError,
 			`Internal error occurred: failed calling webhook "v.widgets.demo.example.com": failed to call webhook: Post "https://127.0.0.1:9443/validate": dial tcp 127.0.0.1:9443: connect: connection refused`), nil,
 			Fail, "cannot call the webhook: Internal error occurred: failed calling webhook"},
@@ -56,7 +56,36 @@ func TestJudgeDenial(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			status, reason := judgeDenial(tc.err, want, tc.others, "Widget")
+			status, reason := judgeDenial(tc.err, want, tc.others, "", "Widget")
+			assert.Equal(t, tc.status, status, reason)
+			assert.Contains(t, reason, tc.reason)
+		})
+	}
+}
+
+// TestJudgeDenialOfTwins: when another component holds a webhook of the
+// same name on the kinds, the operator's own message decides.
+func TestJudgeDenialOfTwins(t *testing.T) {
+	want := WebhookName{Configuration: "kuberay-validating-webhook-configuration", Webhook: "vraycluster.kb.io"}
+	twins := []string{"kueue-validating-webhook-configuration"}
+	own := statusErr(http.StatusUnprocessableEntity, metav1.StatusReasonInvalid,
+		`admission webhook "vraycluster.kb.io" denied the request: RayCluster.ray.io "x" is invalid: spec.workerGroupSpecs[1]: Invalid value: "workers": worker group names must be unique`)
+	theirs := statusErr(http.StatusUnprocessableEntity, metav1.StatusReasonInvalid,
+		`admission webhook "vraycluster.kb.io" denied the request: metadata.labels[kueue.x-k8s.io/queue-name]: Invalid value: "": must not be empty`)
+	tests := []struct {
+		name       string
+		err        error
+		deniedWith string
+		status     Status
+		reason     string
+	}{
+		{"the operator's message", own, "worker group names must be unique", Pass, "the message is its own, not that of the webhook of the same name in kueue-validating-webhook-configuration"},
+		{"the twin's message", theirs, "worker group names must be unique", Error, "the operator's answer is unseen"},
+		{"no message to tell them apart", own, "", Warn, "share that name"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			status, reason := judgeDenial(tc.err, want, twins, tc.deniedWith, "RayCluster")
 			assert.Equal(t, tc.status, status, reason)
 			assert.Contains(t, reason, tc.reason)
 		})
@@ -184,7 +213,7 @@ groups: [demo.example.com]
 controller: {namespace: demo, selector: app=widgets}
 `
 	tests := []struct{ name, probe, want string }{
-		{"deniedBy missing", "probe:\n  invalid: |\n    apiVersion: demo.example.com/v1\n    kind: Widget\n    metadata: {name: bad}\n", "deniedBy: configuration and webhook are required"},
+		{"deniedBy missing", "probe:\n  invalid: |\n    apiVersion: demo.example.com/v1\n    kind: Widget\n    metadata: {name: bad}\n", "deniedBy: webhook is required with invalid"},
 		{"other group", "probe:\n  canary: |\n    apiVersion: other.example.com/v1\n    kind: Widget\n    metadata: {name: c}\n", "not in the profile's groups"},
 		{"namespace set", "probe:\n  canary: |\n    apiVersion: demo.example.com/v1\n    kind: Widget\n    metadata: {name: c, namespace: default}\n", "metadata.namespace must be left out"},
 		{"empty", "probe: {}\n", "neither invalid nor canary is set"},

@@ -23,7 +23,7 @@ func (WebhooksAnswer) Meta() Meta {
 	return Meta{
 		ID: "webhooks-answer", Title: "The operator's webhooks answer: an invalid resource is denied, a valid one admitted",
 		Requirement: "robust_controller", PerOperator: true, Probe: true,
-		Description: "Under --probe only. Sends the profile's invalid custom resource as a server-side dry-run create (nothing is stored) into the run's probe namespace; it passes when the API server's answer says the profile's webhook denied it (`admission webhook \"NAME\" denied the request`), the webhook named by configuration and name since names repeat across operators. Then sends the profile's canary the same way: it must be admitted, and what came back is compared with what was sent (the mutating webhooks' and the schema's defaults). A webhook that cannot be called fails with the API server's error; one whose sideEffects forbid dry runs is an error saying so. Without --probe it is skipped.",
+		Description: "Under --probe only. Sends the profile's invalid custom resource as a server-side dry-run create (nothing is stored) into the run's probe namespace; it passes when the API server's answer says the profile's webhook denied it (`admission webhook \"NAME\" denied the request`), that webhook being one of the operator's own (webhooks-served says which are), whatever its configuration is called. Where another component registers a webhook of the same name on the same kinds, the denial must also carry the profile's own message (deniedWith); a denial by another webhook is an error, since the operator's answer was not seen. Then sends the profile's canary the same way: it must be admitted, and what came back is compared with what was sent (the mutating webhooks' and the schema's defaults). A webhook that cannot be called fails with the API server's error; one whose sideEffects forbid dry runs is an error saying so. Without --probe it is skipped.",
 		Remediation: "If the webhook cannot be called, check its Service, endpoints and serving certificate (webhooks-served) and the controller's logs. If the invalid resource was admitted, the webhook is not registered for CREATE on that resource or its failurePolicy is Ignore while it is down.",
 	}
 }
@@ -47,18 +47,17 @@ func (WebhooksAnswer) Run(ctx context.Context, env *Env) (Result, error) {
 	}
 	kind := pr.invalid.GetKind()
 	group := pr.invalid.GroupVersionKind().Group
-	deniedBy := pr.DeniedBy
-	if _, ok := findWebhook(hooks, deniedBy); !ok {
-		// Installers name configurations differently (kustomize, Helm); a
-		// webhook of the same name on the operator's group, in one other
-		// configuration, is the same webhook.
-		others := sameNamed(hooks, deniedBy, group)
-		if len(others) != 1 {
-			r.finish(Fail, "webhook %s is not registered: nothing of %s can deny an invalid %s", deniedBy, p.Title, kind)
-			return r, nil
+	own, others := operatorWebhooks(hooks, p)
+	denier, ok := named(own, pr.DeniedBy)
+	if !ok {
+		why := fmt.Sprintf("webhook %s of %s is not registered: nothing of %s can deny an invalid %s", pr.DeniedBy.Webhook, p.Title, p.Title, kind)
+		if ts := twins(others, webhookRef{name: pr.DeniedBy.Webhook}, group); len(ts) > 0 {
+			why += fmt.Sprintf(" (a webhook of that name in %s is another component's)", strings.Join(ts, ", "))
 		}
-		deniedBy.Configuration = others[0]
+		r.finish(Fail, "%s", why)
+		return r, nil
 	}
+	deniedBy := WebhookName{Configuration: denier.config, Webhook: denier.name}
 	if _, err := kindOf(ctx, env, pr.invalid); err != nil {
 		return r, fmt.Errorf("cannot probe: %w", err)
 	}
@@ -77,7 +76,7 @@ func (WebhooksAnswer) Run(ctx context.Context, env *Env) (Result, error) {
 		fmt.Sprintf("an invalid %s, sent as a dry run: webhook %s must deny it", kind, deniedBy)); err != nil {
 		return r, err
 	}
-	status, reason := judgeDenial(denyErr, deniedBy, sameNamed(hooks, deniedBy, group), kind)
+	status, reason := judgeDenial(denyErr, deniedBy, twins(others, denier, group), pr.DeniedWith, kind)
 	if status != Pass || pr.canary == nil {
 		r.finish(status, "%s", reason)
 		return r, nil
@@ -107,7 +106,7 @@ func (WebhooksAnswer) Run(ctx context.Context, env *Env) (Result, error) {
 		r.Table = &Table{Header: []string{"FIELD", "SENT", "RETURNED"}, Rows: changes}
 	}
 	if pr.MutatedBy != nil {
-		if _, ok := findWebhook(hooks, *pr.MutatedBy); !ok {
+		if _, ok := named(own, *pr.MutatedBy); !ok {
 			r.finish(Warn, "%s; but mutating webhook %s is not registered", reason, *pr.MutatedBy)
 			return r, nil
 		}
@@ -150,8 +149,10 @@ func (r *Result) writeStep(env *Env, namespace string, sent, got *unstructured.U
 }
 
 // judgeDenial reads the API server's answer to the invalid resource.
-// others are configurations with a webhook of the same name on the group.
-func judgeDenial(err error, want WebhookName, others []string, kind string) (Status, string) {
+// twins are configurations of other components holding a webhook of the
+// same name on the group; deniedWith, when set, is a part of the
+// operator's own denial message, which tells its answer from theirs.
+func judgeDenial(err error, want WebhookName, twins []string, deniedWith, kind string) (Status, string) {
 	if err == nil {
 		return Fail, fmt.Sprintf("the invalid %s was admitted: webhook %s did not deny it", kind, want)
 	}
@@ -159,14 +160,21 @@ func judgeDenial(err error, want WebhookName, others []string, kind string) (Sta
 	deniedBy := fmt.Sprintf("admission webhook %q denied the request", want.Webhook)
 	if i := strings.Index(msg, deniedBy); i >= 0 {
 		why := strings.TrimPrefix(strings.TrimSpace(msg[i+len(deniedBy):]), ": ")
-		if len(others) > 0 {
-			return Warn, fmt.Sprintf("a webhook named %q denied the invalid %s, but configurations %s and %s share that name",
-				want.Webhook, kind, want.Configuration, strings.Join(others, ", "))
+		switch {
+		case len(twins) == 0:
+			return Pass, fmt.Sprintf("webhook %s denied the invalid %s (%s)", want, kind, firstLine(why))
+		case deniedWith != "" && strings.Contains(why, deniedWith):
+			return Pass, fmt.Sprintf("webhook %s denied the invalid %s (%s); the message is its own, not that of the webhook of the same name in %s",
+				want, kind, firstLine(why), strings.Join(twins, ", "))
+		case deniedWith != "":
+			return Error, fmt.Sprintf("a webhook named %q denied the invalid %s, but with %q, not the operator's %q: the same-named webhook in %s may have answered first, so the operator's answer is unseen",
+				want.Webhook, kind, firstLine(why), deniedWith, strings.Join(twins, ", "))
 		}
-		return Pass, fmt.Sprintf("webhook %s denied the invalid %s (%s)", want, kind, firstLine(why))
+		return Warn, fmt.Sprintf("a webhook named %q denied the invalid %s, but configurations %s and %s share that name",
+			want.Webhook, kind, want.Configuration, strings.Join(twins, ", "))
 	}
 	if strings.Contains(msg, "denied the request") {
-		return Fail, "another webhook denied the invalid resource, not the operator's: " + msg
+		return Error, "another webhook denied the invalid resource before the operator's answer could be seen: " + msg
 	}
 	if apierrors.IsInvalid(err) && !strings.Contains(msg, "webhook") {
 		return Error, "the API server refused the invalid resource before any webhook saw it (schema validation); the profile's invalid resource must pass the CRD's schema: " + msg

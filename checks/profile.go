@@ -25,11 +25,16 @@ type Profile struct {
 	// CRDs must all be present, Established and NamesAccepted.
 	CRDs       []string   `yaml:"crds"`
 	Controller Controller `yaml:"controller"`
-	// Webhooks are the operator's webhook configuration names, validating
-	// or mutating. Configurations whose rules name the operator's groups are
-	// found without being listed.
-	Webhooks  []string       `yaml:"webhooks"`
-	Resources []ResourceKind `yaml:"resources"`
+	// Webhooks are the names the operator's installers (kustomize, Helm)
+	// give its webhook configurations, validating or mutating: a webhook in
+	// one of them is the operator's. Webhooks served from the controller's
+	// namespace whose rules name the operator's groups are the operator's
+	// without being listed. None of these names must exist: installers differ.
+	Webhooks []string `yaml:"webhooks"`
+	// RequiredWebhooks are webhook names (not configurations) the operator
+	// registers however it is installed; each must be among its own.
+	RequiredWebhooks []string       `yaml:"requiredWebhooks"`
+	Resources        []ResourceKind `yaml:"resources"`
 	// Probe is what --probe sends to prove the operator's webhooks answer
 	// and its controller reconciles; nil when the profile has none.
 	Probe *Probe `yaml:"probe"`
@@ -49,23 +54,42 @@ type Controller struct {
 }
 
 // ResourceKind is a kind of custom resource the controller reconciles.
+// Operators and their versions differ in the conditions they write and in
+// what they create, so a profile says both for the version it describes.
 type ResourceKind struct {
 	// CRD is the CRD's name (plural.group).
 	CRD string `yaml:"crd"`
-	// ReadyConditions must be True; with AnyCondition one of them suffices.
+	// ReadyConditions must be True while the resource runs; with
+	// AnyCondition one of them suffices. Empty when the operator writes no
+	// condition for a running resource (Trainer v2.0's TrainJob): its
+	// children alone show it is reconciled.
 	ReadyConditions []string `yaml:"readyConditions"`
 	AnyCondition    bool     `yaml:"anyCondition"`
+	// IdleConditions, any of them True, mean the resource rightly runs no
+	// pod: it has run to its end (Complete, Succeeded) or is held
+	// (Suspended). ReadyConditions are not asked for then, nor built-in
+	// children (operators clean up pods, Jobs and Services by policy); the
+	// custom children, the operator's record of the run, still are.
+	IdleConditions []string `yaml:"idleConditions"`
+	// FailedConditions, any of them True, mean the resource failed.
+	FailedConditions []string `yaml:"failedConditions"`
 	// ChildLabel is the label key whose value is the owning resource's name
-	// on everything the controller creates for it.
+	// on the pods (and the built-in children) the controller creates for it.
 	ChildLabel string `yaml:"childLabel"`
-	// Children are the kinds each resource must own: Deployment, Service,
-	// Pod. Pods count when owned directly or through
-	// Deployment -> ReplicaSet.
+	// Children are the kinds each resource must own, directly or through
+	// the others, by ownerReferences: Deployment (with its ReplicaSets),
+	// Service, Job, Pod, or a custom resource named by its CRD
+	// (jobsets.jobset.x-k8s.io), which is matched by ownership alone. A
+	// resource with children must also own a Running and Ready pod, unless
+	// it is idle.
 	Children []string `yaml:"children"`
 }
 
-// childKinds are the kinds a profile may name as children.
-var childKinds = []string{"Deployment", "Pod", "Service"}
+// childKinds are the built-in kinds a profile may name as children.
+var childKinds = []string{"Deployment", "Job", "Pod", "Service"}
+
+// customChild is true for a child named by its CRD (plural.group).
+func customChild(kind string) bool { return strings.Contains(kind, ".") }
 
 //go:embed profiles/*.yaml
 var builtinProfiles embed.FS
@@ -202,15 +226,15 @@ func (p *Profile) validate(doc *yaml.Node) error {
 		if !p.ownsCRD(r.CRD) {
 			return at("crd", "resource crd %q is not in the profile's groups %v", r.CRD, p.Groups)
 		}
-		if len(r.ReadyConditions) == 0 {
-			return at("readyConditions", "resource %s: readyConditions is empty", r.CRD)
+		if len(r.ReadyConditions) == 0 && len(r.Children) == 0 {
+			return at("readyConditions", "resource %s: readyConditions is empty, and no children show it is reconciled", r.CRD)
 		}
 		if len(r.Children) > 0 && r.ChildLabel == "" {
 			return at("children", "resource %s: children need a childLabel to find them", r.CRD)
 		}
 		for _, k := range r.Children {
-			if !contains(childKinds, k) {
-				return at("children", "resource %s: child kind %q, want one of %v", r.CRD, k, childKinds)
+			if !contains(childKinds, k) && !customChild(k) {
+				return at("children", "resource %s: child kind %q, want one of %v or a CRD name (plural.group)", r.CRD, k, childKinds)
 			}
 		}
 	}

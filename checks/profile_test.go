@@ -113,8 +113,8 @@ func TestParseProfilesErrors(t *testing.T) {
 		},
 		{
 			name: "child kind not allowed",
-			yaml: "name: x\ntitle: X\ngroups: [a.io]\ncontroller: {namespace: n, selector: a=b}\nresources:\n  - crd: foos.a.io\n    readyConditions: [Ready]\n    childLabel: l\n    children: [Deployment, Job]\n",
-			err:  `p.yaml:9: profile "x": resource foos.a.io: child kind "Job", want one of [Deployment Pod Service]`,
+			yaml: "name: x\ntitle: X\ngroups: [a.io]\ncontroller: {namespace: n, selector: a=b}\nresources:\n  - crd: foos.a.io\n    readyConditions: [Ready]\n    childLabel: l\n    children: [Deployment, ReplicaSet]\n",
+			err:  `p.yaml:9: profile "x": resource foos.a.io: child kind "ReplicaSet", want one of [Deployment Job Pod Service] or a CRD name (plural.group)`,
 		},
 		{
 			name: "children without a label",
@@ -186,7 +186,7 @@ resources:
   - crd: bars.a.io
     readyConditions: [Ready]
     childLabel: l
-    children: [Job]
+    children: [ReplicaSet]
 `))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "p.yaml:13:")

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -28,7 +29,7 @@ func (WebhooksServed) Meta() Meta {
 		Title:       "Webhooks registered and served",
 		Requirement: "robust_controller",
 		PerOperator: true,
-		Description: "The operator's validating and mutating webhook configurations exist (those the profile names, and any whose rules name the operator's API groups); each webhook has a caBundle holding an unexpired certificate; a webhook backed by a Service has ready endpoints in that Service's EndpointSlices. A webhook reached by URL has no Service to inspect: it warns until probes show it answers. Registration and endpoints show a webhook can be reached, not that it answers.",
+		Description: "The operator's own validating and mutating webhooks are registered: those in a configuration the profile knows by name (installers name them differently), and those whose rules name the operator's API groups and whose Service is in the controller's namespace; every webhook the profile requires is among them, whatever its configuration is called. Webhooks of other components that intercept the operator's kinds (Kueue's on TrainJobs) are listed as context and not judged. Each own webhook has a caBundle holding an unexpired certificate; a webhook backed by a Service has ready endpoints in that Service's EndpointSlices. A webhook reached by URL has no Service to inspect: it warns until probes show it answers. Registration and endpoints show a webhook can be reached, not that it answers.",
 		Remediation: "Re-create the webhook configurations from the operator's manifests; renew the serving certificate and its caBundle (cert-manager's Certificate, or the operator's own cert rotation); make sure the webhook Service selects the controller pods.",
 	}
 }
@@ -65,6 +66,45 @@ func registeredWebhooks(ctx context.Context, env *Env) ([]webhookRef, error) {
 	return all, nil
 }
 
+// operatorWebhooks splits the webhooks that concern an operator into its own
+// and the others. Its own are those in a configuration the profile knows by
+// name, and those whose rules name its API groups and whose Service lives in
+// its controller's namespace. The others also name its groups in their rules
+// but are served from elsewhere: another operator watching its kinds, as
+// Kueue does for TrainJobs and RayClusters. A configuration name alone is no
+// identity: installers (kustomize, Helm) name configurations differently,
+// and one configuration can hold the webhooks of many operators' groups.
+func operatorWebhooks(all []webhookRef, p *Profile) (own, others []webhookRef) {
+	for _, h := range all {
+		switch {
+		case contains(p.Webhooks, h.config):
+			own = append(own, h)
+		case !rulesName(h.rules, p.Groups):
+		case h.cc.Service != nil && h.cc.Service.Namespace == p.Controller.Namespace:
+			own = append(own, h)
+		default:
+			others = append(others, h)
+		}
+	}
+	return own, others
+}
+
+// describe names a webhook for a reader: kind, name and configuration.
+func (h webhookRef) describe() string {
+	return fmt.Sprintf("%s webhook %s (configuration %s)", h.kind, h.name, h.config)
+}
+
+// servedBy says where a webhook's requests go: a Service or a URL.
+func (h webhookRef) servedBy() string {
+	switch {
+	case h.cc.Service != nil:
+		return "Service " + h.cc.Service.Namespace + "/" + h.cc.Service.Name
+	case h.cc.URL != nil:
+		return "URL " + *h.cc.URL
+	}
+	return "nothing"
+}
+
 // Run implements Check.
 func (WebhooksServed) Run(ctx context.Context, env *Env) (Result, error) {
 	var r Result
@@ -73,17 +113,10 @@ func (WebhooksServed) Run(ctx context.Context, env *Env) (Result, error) {
 	if err != nil {
 		return r, err
 	}
+	hooks, others := operatorWebhooks(all, p)
 	configs := map[string]bool{}
-	for _, h := range all {
-		if contains(p.Webhooks, h.config) || rulesName(h.rules, p.Groups) {
-			configs[h.config] = true
-		}
-	}
-	var hooks []webhookRef
-	for _, h := range all {
-		if configs[h.config] {
-			hooks = append(hooks, h)
-		}
+	for _, h := range hooks {
+		configs[h.config] = true
 	}
 	names := sortedSet(configs)
 	if len(names) > 0 {
@@ -93,15 +126,26 @@ func (WebhooksServed) Run(ctx context.Context, env *Env) (Result, error) {
 		}, "")
 	}
 	var fails []string
-	for _, n := range p.Webhooks {
-		if !configs[n] {
-			fails = append(fails, "webhook configuration "+n+" is not registered")
+	for _, n := range p.RequiredWebhooks {
+		if !slices.ContainsFunc(hooks, func(h webhookRef) bool { return h.name == n }) {
+			fails = append(fails, "webhook "+n+" is not registered")
 		}
 	}
+	// Other operators' webhooks on these kinds are context, not a verdict:
+	// a fault in Kueue's webhooks is Kueue's.
+	var alsoSeen []string
+	for _, h := range others {
+		alsoSeen = append(alsoSeen, fmt.Sprintf("not judged, another component's: %s, served by %s, also intercepts %s", h.describe(), h.servedBy(), strings.Join(p.Groups, ", ")))
+	}
 	if len(hooks) == 0 {
-		if len(fails) > 0 {
+		r.Details = append(append(r.Details, fails...), alsoSeen...)
+		switch {
+		case len(fails) > 0:
 			r.finish(Fail, "%s", strings.Join(fails, "; "))
-		} else {
+		case len(p.Webhooks) > 0:
+			r.finish(Fail, "no webhook of %s is registered: no configuration named %s, and none served from namespace %s names %s",
+				p.Title, strings.Join(p.Webhooks, " or "), p.Controller.Namespace, strings.Join(p.Groups, ", "))
+		default:
 			r.finish(Skip, "%s registers no admission webhook for %s", p.Title, strings.Join(p.Groups, ", "))
 		}
 		return r, nil
@@ -111,7 +155,7 @@ func (WebhooksServed) Run(ctx context.Context, env *Env) (Result, error) {
 	var warns []string
 	services := map[string]bool{}
 	for _, h := range hooks {
-		id := fmt.Sprintf("%s webhook %s (configuration %s)", h.kind, h.name, h.config)
+		id := h.describe()
 		f, w := caBundleHealth(h.cc.CABundle, now)
 		for _, s := range f {
 			fails = append(fails, id+": "+s)
@@ -139,14 +183,19 @@ func (WebhooksServed) Run(ctx context.Context, env *Env) (Result, error) {
 			fails = append(fails, fmt.Sprintf("Service %s/%s has no ready endpoint: no pod is there to answer its webhooks", ns, name))
 		}
 	}
-	r.Details = append(append([]string(nil), fails...), warns...)
+	r.Details = append(append(append([]string(nil), fails...), warns...), alsoSeen...)
+	notJudged := ""
+	if len(others) > 0 {
+		notJudged = fmt.Sprintf(" (%s of other components on its kinds not judged)", plural(len(others), "webhook"))
+	}
 	switch {
 	case len(fails) > 0:
 		r.finish(Fail, "%s", strings.Join(fails, "; "))
 	case len(warns) > 0:
-		r.finish(Warn, "%s in %s registered, but %s", plural(len(hooks), "webhook"), plural(len(names), "configuration"), strings.Join(warns, "; "))
+		r.finish(Warn, "%s in %s registered%s, but %s", plural(len(hooks), "webhook"), plural(len(names), "configuration"), notJudged, strings.Join(warns, "; "))
 	default:
-		r.finish(Pass, "%s in %s registered with valid CA bundles; their Services have ready endpoints (registered and served, not exercised)", plural(len(hooks), "webhook"), plural(len(names), "configuration"))
+		r.finish(Pass, "%s in %s registered with valid CA bundles; their Services have ready endpoints (registered and served, not exercised)%s",
+			plural(len(hooks), "webhook"), plural(len(names), "configuration"), notJudged)
 	}
 	return r, nil
 }

@@ -60,6 +60,7 @@ controller:
   selector: app=widget-controller
   lease: widget-controller-leader
 webhooks: [widget-webhook]
+requiredWebhooks: [validate.widgets.demo.example.com]
 resources:
   - crd: widgets.demo.example.com
     readyConditions: [Ready]

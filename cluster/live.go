@@ -149,6 +149,10 @@ func (l *Live) pageFunc(q Query) func(context.Context, metav1.ListOptions) (runt
 		return func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return l.Kube.AppsV1().ReplicaSets(ns).List(ctx, o)
 		}
+	case Jobs.GVR:
+		return func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return l.Kube.BatchV1().Jobs(ns).List(ctx, o)
+		}
 	case EndpointSlices.GVR:
 		return func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return l.Kube.DiscoveryV1().EndpointSlices(ns).List(ctx, o)

@@ -47,6 +47,8 @@ var (
 		Kind: "Deployment", Arg: "deploy", Namespaced: true}
 	ReplicaSets = Resource{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"},
 		Kind: "ReplicaSet", Arg: "rs", Namespaced: true}
+	Jobs = Resource{GVR: schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"},
+		Kind: "Job", Arg: "jobs", Namespaced: true}
 	EndpointSlices = Resource{GVR: schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"},
 		Kind: "EndpointSlice", Arg: "endpointslices", Namespaced: true}
 	DaemonSets = Resource{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "daemonsets"},
