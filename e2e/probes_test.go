@@ -82,6 +82,37 @@ func TestProbesOnRig(t *testing.T) {
 		assertNoLeftovers(ctx, t, cs, dyn)
 	})
 
+	// The read-only checks never judge the run's own canary: with one
+	// InferenceService of the cluster's own reconciled, twenty runs in a
+	// row give the same verdict, counting that one resource and never the
+	// canary, though the canary is created and reconciled in each.
+	t.Run("SameVerdictTwentyRuns", func(t *testing.T) {
+		if _, err := cs.CoreV1().Namespaces().Get(ctx, "models", metav1.GetOptions{}); err != nil {
+			_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "models"}}, metav1.CreateOptions{})
+			require.NoError(t, err)
+		}
+		create(ctx, t, dyn, isvcGVR, sklearnIris)
+		defer func() {
+			assert.NoError(t, dyn.Resource(isvcGVR).Namespace("models").Delete(ctx, "sklearn-iris", metav1.DeleteOptions{}))
+		}()
+		waitConditions(ctx, t, dyn, isvcGVR, "models", "sklearn-iris", 3*time.Minute, "Ready")
+		const runs = 20
+		verdicts := map[string]int{}
+		for i := range runs {
+			rep, _ := run(t, "--operator", "kserve", "--probe-timeout", "2m")
+			crs := reportCheck(t, rep, "crs-reconciled", "kserve")
+			assert.Equal(t, "pass", crs.Status, "run %d: %s", i, crs.Reason)
+			assert.Equal(t, "1 custom resource reconciled and Ready: InferenceService models/sklearn-iris", crs.Reason, "run %d", i)
+			canary := reportCheck(t, rep, "canary-reconciled", "kserve")
+			assert.Equal(t, "pass", canary.Status, "run %d: %s", i, canary.Reason)
+			rc := requirement(t, rep, "robust_controller")
+			verdicts[rc.Status+": "+crs.Status+" "+crs.Reason]++
+		}
+		t.Logf("verdicts of %d runs: %v", runs, verdicts)
+		assert.Len(t, verdicts, 1, "every run gives the same verdict")
+		assertNoLeftovers(ctx, t, cs, dyn)
+	})
+
 	t.Run("WebhookServerStopped", func(t *testing.T) {
 		require.NoError(t, kserve.StopServer())
 		defer restart(ctx, t, kserve)
