@@ -295,30 +295,13 @@ func (f family) descendantsOf(cr *unstructured.Unstructured, k ResourceKind) des
 	here := func(m metav1.Object) bool { return ns == "" || m.GetNamespace() == ns }
 	labelled := func(m metav1.Object) bool { return here(m) && m.GetLabels()[k.ChildLabel] == cr.GetName() }
 	var candidates []metav1.Object
-	add := func(m metav1.Object, ok bool) {
-		if ok {
-			candidates = append(candidates, m)
-		}
-	}
-	for _, o := range f.deployments {
-		add(o, labelled(o))
-	}
-	for _, o := range f.replicaSets {
-		add(o, labelled(o))
-	}
-	for _, o := range f.services {
-		add(o, labelled(o))
-	}
-	for _, o := range f.jobs {
-		add(o, labelled(o))
-	}
-	for _, o := range f.pods {
-		add(o, labelled(o))
-	}
-	for _, kind := range sortedKeys(f.custom) {
-		for _, o := range f.custom[kind] {
-			add(o, here(o))
-		}
+	candidates = append(candidates, objects(filter(f.deployments, labelled))...)
+	candidates = append(candidates, objects(filter(f.replicaSets, labelled))...)
+	candidates = append(candidates, objects(filter(f.services, labelled))...)
+	candidates = append(candidates, objects(filter(f.jobs, labelled))...)
+	candidates = append(candidates, objects(filter(f.pods, labelled))...)
+	for _, kind := range orderedKeys(f.custom) {
+		candidates = append(candidates, objects(filter(f.custom[kind], here))...)
 	}
 	// owners are the UIDs owned so far, cr's first; owned the candidates
 	// found to descend from it.
@@ -341,44 +324,38 @@ func (f family) descendantsOf(cr *unstructured.Unstructured, k ResourceKind) des
 			}
 		}
 	}
-	d := descendants{custom: map[string][]*unstructured.Unstructured{}}
-	for _, o := range f.deployments {
-		if owned[o] {
-			d.deployments = append(d.deployments, o)
-		}
-	}
-	for _, o := range f.services {
-		if owned[o] {
-			d.services = append(d.services, o)
-		}
-	}
-	for _, o := range f.jobs {
-		if owned[o] {
-			d.jobs = append(d.jobs, o)
-		}
-	}
-	for _, o := range f.pods {
-		if owned[o] {
-			d.pods = append(d.pods, o)
-		}
+	isOwned := func(m metav1.Object) bool { return owned[m] }
+	d := descendants{
+		deployments: filter(f.deployments, isOwned),
+		services:    filter(f.services, isOwned),
+		jobs:        filter(f.jobs, isOwned),
+		pods:        filter(f.pods, isOwned),
+		custom:      map[string][]*unstructured.Unstructured{},
 	}
 	for kind, objs := range f.custom {
-		for _, o := range objs {
-			if owned[o] {
-				d.custom[kind] = append(d.custom[kind], o)
-			}
-		}
+		d.custom[kind] = filter(objs, isOwned)
 	}
 	return d
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+// filter keeps the objects of src that keep holds for.
+func filter[T metav1.Object](src []T, keep func(metav1.Object) bool) []T {
+	var out []T
+	for _, o := range src {
+		if keep(o) {
+			out = append(out, o)
+		}
 	}
-	sort.Strings(keys)
-	return keys
+	return out
+}
+
+// objects are src as metav1.Objects.
+func objects[T metav1.Object](src []T) []metav1.Object {
+	out := make([]metav1.Object, len(src))
+	for i, o := range src {
+		out[i] = o
+	}
+	return out
 }
 
 // trueConditions are those of the types that are True, as
