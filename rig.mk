@@ -4,7 +4,7 @@
 RIG_DIR ?= .rig
 RIG_BIN ?= bin
 # Extra flags for `rig up`, e.g. RIG_UP_FLAGS=--control-plane-only, or
-# RIG_UP_FLAGS=--no-operators for the full rig without KServe and KubeRay
+# RIG_UP_FLAGS=--no-operators for the full rig without the operators (KServe, KubeRay, Kubeflow Trainer)
 RIG_UP_FLAGS ?=
 
 .PHONY: tools cluster-up cluster-down cluster-status e2e

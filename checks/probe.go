@@ -31,6 +31,10 @@ type Probe struct {
 	// webhooks must admit it), then created for real and watched until the
 	// controller has reconciled it.
 	Canary string `yaml:"canary"`
+	// ReadyConditions, when set, are the conditions the canary must reach,
+	// all of them True, in place of its kind's readyConditions: a job
+	// reaches Complete, where a service reaches Ready.
+	ReadyConditions []string `yaml:"readyConditions"`
 
 	invalid, canary *unstructured.Unstructured
 }

@@ -37,7 +37,7 @@ func (CanaryReconciled) Meta() Meta {
 // childResources are the kinds a profile may name as children, as kubectl
 // names them, and their resources for watches.
 var childResources = map[string]cluster.Resource{
-	"Deployment": cluster.Deployments, "Service": cluster.Services, "Pod": cluster.Pods,
+	"Deployment": cluster.Deployments, "Service": cluster.Services, "Pod": cluster.Pods, "Job": cluster.Jobs,
 }
 
 // Run implements Check.
@@ -100,6 +100,21 @@ func (CanaryReconciled) Run(ctx context.Context, env *Env) (Result, error) {
 	}
 
 	w := &canaryWatch{env: env, k: k, name: canary.GetName(), t0: t0, children: map[string]bool{}, kinds: map[string]bool{}}
+	w.want, w.anyOf = k.ReadyConditions, k.AnyCondition
+	if len(p.Probe.ReadyConditions) > 0 {
+		w.want, w.anyOf = p.Probe.ReadyConditions, false
+	}
+	if len(w.want) == 0 {
+		return r, fmt.Errorf("the %s profile names no condition its canary must reach (probe.readyConditions)", p.Name)
+	}
+	w.custom = map[string]cluster.Resource{}
+	for _, child := range k.Children {
+		if customChild(child) {
+			if w.custom[child], err = customResource(ctx, env, child); err != nil {
+				return r, fmt.Errorf("cannot probe: %w", err)
+			}
+		}
+	}
 	w.add("created %s/%s", m.Resource.Resource, canary.GetName())
 	events, stop, err := w.start(ctx, s, m, created.GetResourceVersion())
 	if err != nil {
@@ -108,7 +123,7 @@ func (CanaryReconciled) Run(ctx context.Context, env *Env) (Result, error) {
 	defer stop()
 
 	readyCtx, cancel := context.WithTimeout(ctx, s.Timeout)
-	ready := w.until(readyCtx, events, func() bool { return w.ready })
+	ready := w.until(readyCtx, events, func() bool { return w.ready || len(w.failed) > 0 })
 	cancel()
 	if ctx.Err() != nil {
 		return r, ctx.Err()
@@ -120,6 +135,12 @@ func (CanaryReconciled) Run(ctx context.Context, env *Env) (Result, error) {
 	}
 	r.evidence(ctx, fresh, cluster.Get{Resources: []cluster.Resource{crdResource(crd)}, Namespace: s.Namespace, Names: []string{cr.GetName()}},
 		"the canary as it stands")
+	if len(w.failed) > 0 {
+		r.Table = w.table()
+		r.Details = w.diagnose(ctx, fresh, s.Namespace, r.evidence)
+		r.finish(Fail, "the canary %s failed %s after creation: %s", canary.GetKind(), seconds(w.failedAt.Sub(t0)), r.Details[0])
+		return r, nil
+	}
 	if !ready {
 		r.Table = w.table()
 		r.Details = w.diagnose(ctx, fresh, s.Namespace, r.evidence)
@@ -129,6 +150,9 @@ func (CanaryReconciled) Run(ctx context.Context, env *Env) (Result, error) {
 	r.evidence(ctx, fresh, ownersGet(*k, cr), "who owns the canary's children: each must name it, or its Deployment's ReplicaSet")
 	fam, err := readFamily(ctx, fresh, *k, s.Namespace, k.ChildLabel+"="+cr.GetName())
 	if err != nil {
+		return r, err
+	}
+	if err := r.customChildrenEvidence(ctx, fresh, *k, cr, fam); err != nil {
 		return r, err
 	}
 	if problems := judgeCR(cr, *k, fam); len(problems) > 0 {
@@ -176,6 +200,14 @@ type canaryWatch struct {
 	k    *ResourceKind
 	name string
 	t0   time.Time
+	// want are the conditions the canary must reach, one of them with anyOf.
+	want  []string
+	anyOf bool
+	// failed are its failed conditions (Failed=True), once one is seen.
+	failed   []string
+	failedAt time.Time
+	// custom are the custom child kinds' resources, by CRD name.
+	custom map[string]cluster.Resource
 
 	cr         *unstructured.Unstructured
 	statusSeen bool
@@ -206,6 +238,11 @@ func (w *canaryWatch) start(ctx context.Context, s *probe.Session, m *meta.RESTM
 	}
 	sources := []source{{"", m.Resource, metav1.ListOptions{FieldSelector: "metadata.name=" + w.name}}}
 	for _, kind := range w.childKinds() {
+		if res, ok := w.custom[kind]; ok {
+			// Matched by ownership, in apply: nothing labels them.
+			sources = append(sources, source{kind, res.GVR, metav1.ListOptions{}})
+			continue
+		}
 		sources = append(sources, source{kind, childResources[kind].GVR, metav1.ListOptions{LabelSelector: w.k.ChildLabel + "=" + w.name}})
 	}
 	for _, src := range sources {
@@ -281,14 +318,21 @@ func (w *canaryWatch) apply(e taggedEvent) {
 			w.statusSeen = true
 			w.add("status first written")
 		}
-		if !w.ready && conditionsMet(u, *w.k) {
+		if !w.ready && conditionsMet(u, w.want, w.anyOf) {
 			w.ready = true
 			w.readyAt = w.env.Now()
-			w.addAt(w.readyAt, "Ready (%s)", strings.Join(w.k.ReadyConditions, ", "))
+			w.addAt(w.readyAt, "Ready (%s)", strings.Join(w.want, ", "))
+		}
+		if failed := trueConditions(conditions(u), w.k.FailedConditions); len(failed) > 0 && len(w.failed) == 0 {
+			w.failed, w.failedAt = failed, w.env.Now()
+			w.addAt(w.failedAt, "failed (%s)", strings.Join(failed, ", "))
 		}
 		return
 	}
-	key := e.kind + "/" + u.GetName()
+	if _, custom := w.custom[e.kind]; custom && !ownedByName(u, w.name) {
+		return // another resource's, in the same namespace
+	}
+	key := w.kindName(e.kind) + "/" + u.GetName()
 	if e.ev.Type == watch.Deleted {
 		delete(w.children, key)
 		w.finishCollect()
@@ -319,10 +363,18 @@ func (w *canaryWatch) kindList() []string {
 	var out []string
 	for _, k := range w.childKinds() {
 		if w.kinds[k] {
-			out = append(out, k)
+			out = append(out, w.kindName(k))
 		}
 	}
 	return out
+}
+
+// kindName is what a person calls a child kind: JobSet, not its CRD.
+func (w *canaryWatch) kindName(kind string) string {
+	if res, ok := w.custom[kind]; ok {
+		return res.Kind
+	}
+	return kind
 }
 
 // add records a timeline event at the current time.
@@ -338,11 +390,22 @@ func (w *canaryWatch) table() *Table {
 	return &Table{Header: []string{"EVENT", "AT (UTC)", "SINCE CREATED"}, Rows: w.steps}
 }
 
-// conditionsMet is the Ready half of judgeCR, read from a watch event.
-func conditionsMet(cr *unstructured.Unstructured, k ResourceKind) bool {
+// ownedByName is true when one of u's owners is called name.
+func ownedByName(u *unstructured.Unstructured, name string) bool {
+	for _, o := range u.GetOwnerReferences() {
+		if o.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// conditionsMet is the Ready half of judgeCR, read from a watch event:
+// every condition of want True, or with anyOf one of them.
+func conditionsMet(cr *unstructured.Unstructured, want []string, anyOf bool) bool {
 	conds := conditions(cr)
 	n := 0
-	for _, t := range k.ReadyConditions {
+	for _, t := range want {
 		if c, ok := findCondition(conds, t); ok && c.Status == string(metav1.ConditionTrue) {
 			n++
 		}
@@ -350,7 +413,7 @@ func conditionsMet(cr *unstructured.Unstructured, k ResourceKind) bool {
 	if og, found, _ := unstructured.NestedInt64(cr.Object, "status", "observedGeneration"); found && og != cr.GetGeneration() {
 		return false
 	}
-	return n == len(k.ReadyConditions) || (k.AnyCondition && n > 0)
+	return n == len(want) || (anyOf && n > 0)
 }
 
 // diagnose names the likely causes of a canary that did not get Ready, from
@@ -416,7 +479,7 @@ var noRuntimeRE = regexp.MustCompile(`(?i)no ?supporting ?runtime|runtime ?not ?
 // with their reasons, naming a missing serving runtime where that is the
 // reason.
 func conditionCauses(cr *unstructured.Unstructured, k ResourceKind) []string {
-	var out []string
+	out := trueConditions(conditions(cr), k.FailedConditions)
 	for _, c := range conditions(cr) {
 		if c.Status == string(metav1.ConditionTrue) {
 			continue
@@ -481,6 +544,8 @@ func diagnoseCreate(err error) []string {
 		return []string{"webhook TLS failure: the API server does not trust the webhook's serving certificate (caBundle): " + msg}
 	case strings.Contains(msg, "failed calling webhook"):
 		return []string{"the operator's webhook cannot be called, so nothing of its kind can be created: " + msg}
+	case strings.Contains(msg, "must be created before"):
+		return []string{"the runtime the canary names does not exist (install the operator's runtimes, or name another in the profile's canary): " + msg}
 	case strings.Contains(msg, "denied the request"):
 		return []string{"a webhook denied the canary: " + msg}
 	}

@@ -156,7 +156,7 @@ func (c *fakeClock) now() time.Time { c.t = c.t.Add(100 * time.Millisecond); ret
 func TestCanaryTimeline(t *testing.T) {
 	clock := &fakeClock{t: time.Date(2027, 1, 2, 3, 4, 5, 0, time.UTC)}
 	k := &ResourceKind{CRD: "widgets.demo.example.com", ReadyConditions: []string{"Ready"}, ChildLabel: "demo/widget", Children: []string{"Deployment", "Service"}}
-	w := &canaryWatch{env: &Env{Now: clock.now}, k: k, name: "w", t0: clock.t, children: map[string]bool{}, kinds: map[string]bool{}}
+	w := &canaryWatch{env: &Env{Now: clock.now}, k: k, name: "w", t0: clock.t, children: map[string]bool{}, kinds: map[string]bool{}, want: k.ReadyConditions}
 	obj := func(name string, status map[string]any) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{Object: map[string]any{}}
 		u.SetName(name)

@@ -60,7 +60,7 @@ func TestProbesOnRig(t *testing.T) {
 
 	t.Run("Pass", func(t *testing.T) {
 		rep, md := run(t, "--probe-timeout", "2m")
-		for _, op := range []string{"kserve", "kuberay"} {
+		for _, op := range []string{"kserve", "kuberay", "kubeflow-trainer"} {
 			answer := reportCheck(t, rep, "webhooks-answer", op)
 			assert.Equal(t, "pass", answer.Status, "%s: %s", op, answer.Reason)
 			assert.Contains(t, answer.Reason, "denied the invalid")

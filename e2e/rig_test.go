@@ -14,19 +14,20 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// operatorRig is a full rig with the real KServe and KubeRay installed and
-// leading, stopped when the test ends (its logs kept if the test failed).
+// operatorRig is a full rig with the real KServe, KubeRay and Kubeflow
+// Trainer (with JobSet) installed and leading, stopped when the test ends
+// (its logs kept if the test failed).
 type operatorRig struct {
 	*rig.Cluster
-	KServe, KubeRay *rig.Operator
-	BinDir          string
+	KServe, KubeRay, Trainer, JobSet *rig.Operator
+	BinDir                           string
 }
 
 func startOperatorRig(ctx context.Context, t *testing.T, name string) *operatorRig {
 	t.Helper()
 	began := time.Now()
 	binDir := rigBin(t)
-	for _, b := range []string{"kserve-manager", "kuberay-operator"} {
+	for _, b := range []string{"kserve-manager", "kuberay-operator", "trainer-controller-manager", "jobset-controller"} {
 		if _, err := os.Stat(filepath.Join(binDir, b)); err != nil {
 			t.Fatalf("no %s in %s: run `make tools` first", b, binDir)
 		}
@@ -54,7 +55,11 @@ func startOperatorRig(ctx context.Context, t *testing.T, name string) *operatorR
 	kuberay, err := c.InstallKubeRay(ctx, opts)
 	require.NoError(t, err)
 	t.Logf("KubeRay installed in %.1fs; webhooks: %v; not served, not registered: %v", time.Since(step).Seconds(), kuberay.Webhooks(), kuberay.SkippedWebhooks())
-	return &operatorRig{Cluster: c, KServe: kserve, KubeRay: kuberay, BinDir: binDir}
+	step = time.Now()
+	trainer, jobset, err := c.InstallTrainer(ctx, opts)
+	require.NoError(t, err)
+	t.Logf("JobSet and Trainer installed in %.1fs; webhooks: %v %v", time.Since(step).Seconds(), jobset.Webhooks(), trainer.Webhooks())
+	return &operatorRig{Cluster: c, KServe: kserve, KubeRay: kuberay, Trainer: trainer, JobSet: jobset, BinDir: binDir}
 }
 
 // restart starts a stopped operator again and waits until it leads, so

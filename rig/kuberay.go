@@ -37,14 +37,17 @@ func kubeRaySpec() operatorSpec {
 		version:         KubeRayVersion,
 		crdDir:          "config/crd/bases",
 		webhookManifest: "config/webhook/manifests.yaml",
-		namespace:       "ray-system",
-		deployment:      "kuberay-operator",
-		serviceAccount:  "kuberay-operator",
-		container:       "kuberay-operator",
-		image:           "quay.io/kuberay/operator:" + KubeRayVersion,
-		labels:          labels,
-		selector:        labels,
-		webhookPort:     kubeRayWebhookPort,
+		// As config/default-with-webhooks names it (its webhook/
+		// kustomization's namePrefix), the install that has webhooks.
+		configNames:    map[string]string{"validating-webhook-configuration": "kuberay-validating-webhook-configuration"},
+		namespace:      "ray-system",
+		deployment:     "kuberay-operator",
+		serviceAccount: "kuberay-operator",
+		container:      "kuberay-operator",
+		image:          "quay.io/kuberay/operator:" + KubeRayVersion,
+		labels:         labels,
+		selector:       labels,
+		webhookPort:    kubeRayWebhookPort,
 		// LeaderElectionID of ray-operator's main.go.
 		lease: "ray-operator-leader",
 		args: func(_, metrics, probe int) []string {

@@ -78,9 +78,15 @@ func (o *Operator) podNamespaceLauncher(args []string) (string, []string, error)
 	if os.Geteuid() != 0 {
 		launcher = append(launcher, "--user", "--map-root-user")
 	}
+	// A private /tmp, where asked for, is the process's TMPDIR bound over
+	// /tmp: what it writes to a fixed /tmp path stays in the rig's folder.
+	tmp := "/tmp"
+	if o.spec.privateTmp {
+		tmp = o.tmpDir()
+	}
 	launcher = append(launcher, "--mount", "--propagation", "private", "--", "/bin/sh", "-c",
-		`mount -t overlay overlay -o "lowerdir=/run,upperdir=$1,workdir=$2" /run && shift 2 && exec "$@"`,
-		"launch", upper, work, o.binary)
+		`mount -t overlay overlay -o "lowerdir=/run,upperdir=$1,workdir=$2" /run && { [ "$3" = /tmp ] || mount --bind "$3" /tmp; } && shift 3 && exec "$@"`,
+		"launch", upper, work, tmp, o.binary)
 	return unshare, append(launcher, args...), nil
 }
 

@@ -89,8 +89,11 @@ type Operator struct {
 	dir       string // kubeconfig, TMPDIR with the webhook serving cert
 	port      int    // webhook server port
 
-	proc     *process
-	started  time.Time // when proc was started, for WaitLeader
+	proc    *process
+	started time.Time // when proc was started, for WaitLeader
+	// ca is the PEM CA the webhooks' serving certificate chains to: the
+	// rig's, or the operator's own for a certSecret.
+	ca       []byte
 	webhooks []Webhook
 	skipped  []string
 }
@@ -115,6 +118,21 @@ type operatorSpec struct {
 	// lease is the Lease the process elects its leader with, in
 	// namespace (its LeaderElectionID); install returns once it leads.
 	lease string
+	// configNames rename the module manifest's webhook configurations as
+	// the release's installer does (a kustomize namePrefix or patch);
+	// configurations not named keep the manifest's name.
+	configNames map[string]string
+	// certSecret, when set, is the Secret in namespace from which the
+	// process's own certificate manager (open-policy-agent's
+	// cert-controller) serves its webhooks and injects their caBundle. The
+	// rig fills it first with a CA and a serving certificate of its own
+	// making, valid for 127.0.0.1 and the Service's DNS name, so that the
+	// manager keeps them rather than making certificates for the Service
+	// alone.
+	certSecret *certSecret
+	// privateTmp runs the process with a /tmp of its own (its certificate
+	// manager writes to a fixed /tmp path), which is the rig's TMPDIR.
+	privateTmp bool
 	// podNamespaceFile: the process has no flag for its leader-election
 	// namespace and reads it, as in a pod, from the service account
 	// namespace file; the rig provides that file (leader.go).
@@ -123,7 +141,10 @@ type operatorSpec struct {
 	// free port passed through args.
 	webhookPort int
 	args        func(webhookPort, metricsPort, probePort int) []string
-	env         []string
+	// configFile, when set, writes the process's configuration file into
+	// dir with those ports, and the process gets --config with its path.
+	configFile func(dir string, webhookPort, metricsPort, probePort int) (string, error)
+	env        []string
 	// beforeStart applies what the process reads at start-up; afterReady
 	// what a release install applies once the controller runs (objects
 	// its webhooks validate).
@@ -198,13 +219,13 @@ func (c *Cluster) install(ctx context.Context, spec operatorSpec, opts OperatorO
 	if err := in.namespace(ctx, spec, o.moduleDir); err != nil {
 		return nil, err
 	}
+	if err := o.prepare(ctx, in); err != nil {
+		return nil, err
+	}
 	if spec.beforeStart != nil {
 		if err := spec.beforeStart(ctx, in, o.moduleDir); err != nil {
 			return nil, err
 		}
-	}
-	if err := o.prepare(); err != nil {
-		return nil, err
 	}
 	if err := o.Start(ctx); err != nil {
 		return nil, err
@@ -236,8 +257,9 @@ func (c *Cluster) install(ctx context.Context, spec operatorSpec, opts OperatorO
 	return o, nil
 }
 
-// prepare writes the process's kubeconfig and webhook serving certificate.
-func (o *Operator) prepare() error {
+// prepare writes the process's kubeconfig and webhook serving certificate,
+// and for a certSecret the Secret the process serves its webhooks from.
+func (o *Operator) prepare(ctx context.Context, in *installer) error {
 	certDir := filepath.Join(o.tmpDir(), "k8s-webhook-server", "serving-certs")
 	if err := os.MkdirAll(certDir, 0o700); err != nil {
 		return err
@@ -259,6 +281,17 @@ func (o *Operator) prepare() error {
 	certPEM, keyPEM, err := o.c.ServingCert()
 	if err != nil {
 		return err
+	}
+	o.ca = ca.certPEM
+	if s := o.spec.certSecret; s != nil {
+		secret, err := s.make(o.spec.namespace)
+		if err != nil {
+			return err
+		}
+		if err := in.applyTyped(ctx, secret); err != nil {
+			return fmt.Errorf("webhook Secret %s/%s: %w", o.spec.namespace, s.name, err)
+		}
+		o.ca, certPEM, keyPEM = secret.Data["ca.crt"], secret.Data["tls.crt"], secret.Data["tls.key"]
 	}
 	// controller-runtime's default file names in its default directory,
 	// which is where both operators read them: neither has a flag for it.
@@ -322,11 +355,36 @@ func (o *Operator) Start(ctx context.Context) error {
 		return fmt.Errorf("%s listens on the fixed port %d: %w", o.spec.binary, port, err)
 	}
 	o.port = port
-	env := append(childEnv(), "KUBECONFIG="+o.kubeconfig(), "TMPDIR="+o.tmpDir())
+	kubeconfig, tmp, files := o.kubeconfig(), o.tmpDir(), o.dir
+	tmpEnv := tmp
+	if o.spec.privateTmp {
+		// The process sees the rig's TMPDIR as /tmp, and nothing of the
+		// machine's /tmp (where the rig's folder may be): what it reads
+		// goes there too.
+		data, err := os.ReadFile(kubeconfig)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(tmp, "kubeconfig"), data, 0o600); err != nil {
+			return err
+		}
+		kubeconfig, files, tmpEnv = "/tmp/kubeconfig", tmp, "/tmp"
+	}
+	env := append(childEnv(), "KUBECONFIG="+kubeconfig, "TMPDIR="+tmpEnv)
 	env = append(env, o.spec.env...)
 	args := o.spec.args(port, ports[0], ports[1])
+	if o.spec.configFile != nil {
+		path, err := o.spec.configFile(files, port, ports[0], ports[1])
+		if err != nil {
+			return err
+		}
+		if o.spec.privateTmp {
+			path = "/tmp/" + filepath.Base(path)
+		}
+		args = append(args, "--config", path)
+	}
 	exe, runArgs := o.binary, args
-	if o.spec.podNamespaceFile {
+	if o.spec.podNamespaceFile || o.spec.privateTmp {
 		if exe, runArgs, err = o.podNamespaceLauncher(args); err != nil {
 			return err
 		}
@@ -416,10 +474,7 @@ func (o *Operator) webhookConfigs() ([]rewritten, error) {
 	if err != nil {
 		return nil, err
 	}
-	ca, err := os.ReadFile(filepath.Join(o.c.dir, "pki", "ca.crt"))
-	if err != nil {
-		return nil, err
-	}
+	ca := o.ca
 	docs, err := splitYAML(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", o.spec.webhookManifest, err)
@@ -444,6 +499,9 @@ func (o *Operator) webhookConfigs() ([]rewritten, error) {
 			if err := yaml.UnmarshalStrict(doc, &cfg); err != nil {
 				return nil, fmt.Errorf("%s: %w", o.spec.webhookManifest, err)
 			}
+			if name, ok := o.spec.configNames[cfg.Name]; ok {
+				cfg.Name = name
+			}
 			for i := range cfg.Webhooks {
 				h, err := rewrite(cfg.Name, "validating", cfg.Webhooks[i].Name, &cfg.Webhooks[i].ClientConfig)
 				if err != nil {
@@ -458,6 +516,9 @@ func (o *Operator) webhookConfigs() ([]rewritten, error) {
 			var cfg admissionregistrationv1.MutatingWebhookConfiguration
 			if err := yaml.UnmarshalStrict(doc, &cfg); err != nil {
 				return nil, fmt.Errorf("%s: %w", o.spec.webhookManifest, err)
+			}
+			if name, ok := o.spec.configNames[cfg.Name]; ok {
+				cfg.Name = name
 			}
 			for i := range cfg.Webhooks {
 				h, err := rewrite(cfg.Name, "mutating", cfg.Webhooks[i].Name, &cfg.Webhooks[i].ClientConfig)
@@ -510,13 +571,9 @@ func (o *Operator) waitServing(ctx context.Context) error {
 }
 
 func (o *Operator) httpClient() (*http.Client, error) {
-	ca, err := os.ReadFile(filepath.Join(o.c.dir, "pki", "ca.crt"))
-	if err != nil {
-		return nil, err
-	}
 	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(ca) {
-		return nil, errors.New("rig CA: no certificate")
+	if !pool.AppendCertsFromPEM(o.ca) {
+		return nil, fmt.Errorf("%s's webhook CA: no certificate", o.spec.name)
 	}
 	return &http.Client{
 		Timeout: 2 * time.Second,

@@ -18,6 +18,8 @@ func TestOperatorVersionsMatchToolsModules(t *testing.T) {
 	}{
 		{"kserve", KServeModule, KServeVersion},
 		{"kuberay", KubeRayModule, KubeRayVersion},
+		{"trainer", TrainerModule, TrainerVersion},
+		{"trainer", JobSetModule, JobSetVersion},
 	} {
 		t.Run(tc.toolsDir, func(t *testing.T) {
 			path := filepath.Join("..", "tools", tc.toolsDir, "go.mod")
@@ -33,7 +35,7 @@ func TestOperatorVersionsMatchToolsModules(t *testing.T) {
 }
 
 func TestOperatorSpecsSelectTheirOwnPods(t *testing.T) {
-	for _, s := range []operatorSpec{kserveSpec(), kubeRaySpec()} {
+	for _, s := range []operatorSpec{kserveSpec(), kubeRaySpec(), jobSetSpec(), trainerSpec()} {
 		t.Run(s.name, func(t *testing.T) {
 			for k, v := range s.selector {
 				assert.Equal(t, v, s.labels[k], "selector label %s must be on the pods", k)

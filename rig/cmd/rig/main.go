@@ -29,7 +29,7 @@ func main() {
 const usage = `usage: rig <command> [flags]
 
 commands:
-  up            start the rig detached (with KServe and KubeRay unless
+  up            start the rig detached (with KServe, KubeRay and Trainer unless
                 --no-operators) and print its kubeconfig path
   down          stop the processes recorded by up
   status        print the recorded processes and their RSS
@@ -49,7 +49,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	case "up":
 		bin := fs.String("bin", "", "directory with the binaries (default: bin/ of the repository)")
 		cpOnly := fs.Bool("control-plane-only", false, "start etcd and kube-apiserver only")
-		noOperators := fs.Bool("no-operators", false, "do not install KServe and KubeRay on the full rig")
+		noOperators := fs.Bool("no-operators", false, "do not install KServe, KubeRay and Kubeflow Trainer (with JobSet) on the full rig")
 		timeout := fs.Duration("timeout", 3*time.Minute, "start-up timeout (the control plane, then each operator)")
 		if err := fs.Parse(args); err != nil {
 			return err
@@ -118,7 +118,11 @@ func up(dir, bin string, cpOnly, operators bool, timeout time.Duration, stdout, 
 	}
 	if operators {
 		opts := rig.OperatorOptions{BinDir: bin, Detached: true, Timeout: timeout, Progress: stderr}
-		for _, install := range []func(context.Context, rig.OperatorOptions) (*rig.Operator, error){c.InstallKServe, c.InstallKubeRay} {
+		trainer := func(ctx context.Context, opts rig.OperatorOptions) (*rig.Operator, error) {
+			t, _, err := c.InstallTrainer(ctx, opts)
+			return t, err
+		}
+		for _, install := range []func(context.Context, rig.OperatorOptions) (*rig.Operator, error){c.InstallKServe, c.InstallKubeRay, trainer} {
 			if _, err := install(ctx, opts); err != nil {
 				// Half a rig is worse than none: a person would point
 				// aiconform at it and read failures that are the rig's.
