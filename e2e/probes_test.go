@@ -143,6 +143,36 @@ func TestProbesOnRig(t *testing.T) {
 		assertNoLeftovers(ctx, t, cs, dyn)
 	})
 
+	t.Run("TrainerWebhookServerStopped", func(t *testing.T) {
+		require.NoError(t, c.Trainer.StopServer())
+		defer restart(ctx, t, c.Trainer)
+		rep, _ := run(t, "--operator", "kubeflow-trainer", "--probe-timeout", "30s")
+		answer := reportCheck(t, rep, "webhooks-answer", "kubeflow-trainer")
+		assert.Equal(t, "fail", answer.Status, answer.Reason)
+		assert.Contains(t, answer.Reason, "cannot call the webhook")
+		canary := reportCheck(t, rep, "canary-reconciled", "kubeflow-trainer")
+		assert.Equal(t, "fail", canary.Status, canary.Reason)
+		assert.Contains(t, strings.Join(canary.Details, "\n"), "webhook cannot be called")
+		assertNoLeftovers(ctx, t, cs, dyn)
+	})
+
+	t.Run("TrainJobRuntimeMissing", func(t *testing.T) {
+		// The built-in Trainer profile, with a canary naming a runtime the
+		// cluster does not have.
+		builtin, err := os.ReadFile(filepath.Join("..", "checks", "profiles", "kubeflow-trainer.yaml"))
+		require.NoError(t, err)
+		profile := filepath.Join(t.TempDir(), "trainer-no-runtime.yaml")
+		missing := strings.ReplaceAll(string(builtin), "name: torch-distributed", "name: aiconform-no-such-runtime")
+		require.NoError(t, os.WriteFile(profile, []byte(missing), 0o644))
+		rep, _ := run(t, "--operator", "kubeflow-trainer", "--profile", profile, "--probe-timeout", "30s")
+		canary := reportCheck(t, rep, "canary-reconciled", "kubeflow-trainer")
+		assert.Equal(t, "fail", canary.Status, canary.Reason)
+		details := strings.Join(canary.Details, "\n")
+		assert.Contains(t, details, "the runtime the canary names does not exist")
+		t.Logf("diagnosis:\n%s", details)
+		assertNoLeftovers(ctx, t, cs, dyn)
+	})
+
 	t.Run("CanaryUnschedulable", func(t *testing.T) {
 		// The same KServe profile, with a canary asking for more GPUs than
 		// the rig's GPU node has.
@@ -403,7 +433,7 @@ func assertNoLeftovers(ctx context.Context, t *testing.T, cs kubernetes.Interfac
 				left = append(left, "namespace/"+ns.Name+" ("+string(ns.Status.Phase)+")")
 			}
 		}
-		for _, gvr := range []schema.GroupVersionResource{isvcGVR, rayClusterGVR} {
+		for _, gvr := range []schema.GroupVersionResource{isvcGVR, rayClusterGVR, trainJobGVR} {
 			list, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{LabelSelector: probe.RunLabel})
 			if err != nil {
 				return false, err
