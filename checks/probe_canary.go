@@ -29,7 +29,7 @@ func (CanaryReconciled) Meta() Meta {
 	return Meta{
 		ID: "canary-reconciled", Title: "A fresh custom resource is reconciled: Ready, owning its children, and collected once deleted",
 		Requirement: "robust_controller", PerOperator: true, Probe: true,
-		Description: "Under --probe only. Creates the profile's canary (KServe: a small sklearn InferenceService; KubeRay: a RayCluster with one worker) in the run's namespace aiconform-probe-RUN, labelled aiconform.io/run=RUN, and watches it and its children (no polling) until its ready conditions are True, recording a timeline: created, status first written, first child, every child kind present, Ready. Its children must be owned by it, as crs-reconciled judges existing resources. Then deletes it and watches its children until the garbage collector has removed them. When it is not Ready in time, the check names the likely cause from the resource's conditions, its pods' states and the namespace's Warning events. The namespace is deleted at the end of the run, however it ends.",
+		Description: "Under --probe only. Creates the profile's canary (KServe: a small sklearn InferenceService; KubeRay: a RayCluster with one worker; Kubeflow Trainer: a one-node TrainJob; Training Operator: a one-master PyTorchJob) in the run's namespace aiconform-probe-RUN, labelled aiconform.io/run=RUN, and watches it and its children (no polling) until the conditions it must reach are True (its kind's ready conditions, or the probe's own, such as a TrainJob's Complete), recording a timeline: created, status first written, first child, every child kind present, Ready. Its children must be owned by it, directly or through one another (TrainJob -> JobSet -> Job -> Pod), as crs-reconciled judges existing resources; a failed condition (Failed=True) ends the wait with its reason. Then deletes it and watches its children until the garbage collector has removed them. When it is not Ready in time, the check names the likely cause from the resource's conditions, its pods' states and the namespace's Warning events. The namespace is deleted at the end of the run, however it ends.",
 		Remediation: "Read the diagnosis: a controller that wrote no status is not running or not watching the namespace (see controller-ready and controller-lease); a Pending pod names the resource the cluster lacks; an image that cannot be pulled needs a registry or a mirror; a model format without a serving runtime needs a ServingRuntime.",
 	}
 }
@@ -321,7 +321,11 @@ func (w *canaryWatch) apply(e taggedEvent) {
 		if !w.ready && conditionsMet(u, w.want, w.anyOf) {
 			w.ready = true
 			w.readyAt = w.env.Now()
-			w.addAt(w.readyAt, "Ready (%s)", strings.Join(w.want, ", "))
+			what := strings.Join(w.want, ", ")
+			if w.anyOf && len(w.want) > 1 {
+				what = "one of " + what
+			}
+			w.addAt(w.readyAt, "Ready (%s)", what)
 		}
 		if failed := trueConditions(conditions(u), w.k.FailedConditions); len(failed) > 0 && len(w.failed) == 0 {
 			w.failed, w.failedAt = failed, w.env.Now()

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/aiconform/aiconform/cluster"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -257,4 +259,69 @@ func TestEventCauses(t *testing.T) {
 		many = append(many, ev("BackOff", "Pod", fmt.Sprintf("p%d", i), "back-off"))
 	}
 	assert.Len(t, eventCauses(many), maxEventCauses)
+}
+
+// TestCanaryJobTimeline: a TrainJob canary is done when Complete, its
+// JobSet counts only when the canary owns it, and a Failed one ends the
+// wait with its reason.
+func TestCanaryJobTimeline(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2027, 1, 2, 3, 4, 5, 0, time.UTC)}
+	k := &trainJobKind
+	jobSets := cluster.Resource{Kind: "JobSet"}
+	newWatch := func() *canaryWatch {
+		return &canaryWatch{env: &Env{Now: clock.now}, k: k, name: "c", t0: clock.t, children: map[string]bool{}, kinds: map[string]bool{},
+			want: []string{"Complete"}, custom: map[string]cluster.Resource{"jobsets.jobset.x-k8s.io": jobSets}}
+	}
+	obj := func(name, owner string, conds ...map[string]any) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{}}
+		u.SetName(name)
+		if owner != "" {
+			u.SetOwnerReferences(ownedBy("TrainJob", owner, "uid"))
+		}
+		if len(conds) > 0 {
+			var cs []any
+			for _, c := range conds {
+				cs = append(cs, c)
+			}
+			u.Object["status"] = map[string]any{"conditions": cs}
+		}
+		return u
+	}
+	w := newWatch()
+	for _, e := range []taggedEvent{
+		{"", watch.Event{Type: watch.Added, Object: obj("c", "")}},
+		{"jobsets.jobset.x-k8s.io", watch.Event{Type: watch.Added, Object: obj("other", "another-trainjob")}},
+		{"jobsets.jobset.x-k8s.io", watch.Event{Type: watch.Added, Object: obj("c", "c")}},
+		{"Job", watch.Event{Type: watch.Added, Object: obj("c-node-0", "")}},
+		{"Pod", watch.Event{Type: watch.Added, Object: obj("c-node-0-0-x", "")}},
+		{"", watch.Event{Type: watch.Modified, Object: obj("c", "", cond("Complete", "True", "AllJobsCompleted"))}},
+	} {
+		w.apply(e)
+	}
+	assert.True(t, w.ready)
+	assert.Empty(t, w.failed)
+	assert.Equal(t, []string{"JobSet/c", "Job/c-node-0", "Pod/c-node-0-0-x"}, sortedByKind(w.children), "another TrainJob's JobSet is not the canary's")
+	var steps []string
+	for _, s := range w.steps {
+		steps = append(steps, s[0])
+	}
+	assert.Equal(t, []string{"first child: JobSet/c", "every child kind present: JobSet, Job, Pod", "status first written", "Ready (Complete)"}, steps)
+
+	w = newWatch()
+	w.apply(taggedEvent{"", watch.Event{Type: watch.Modified, Object: obj("c", "", cond("Failed", "True", "FailedJobs"))}})
+	assert.False(t, w.ready)
+	assert.Equal(t, []string{"Failed=True FailedJobs: FailedJobs happened"}, w.failed)
+}
+
+// sortedByKind lists a watch's children in the order JobSet, Job, Pod.
+func sortedByKind(children map[string]bool) []string {
+	var out []string
+	for _, prefix := range []string{"JobSet/", "Job/", "Pod/"} {
+		for c := range children {
+			if strings.HasPrefix(c, prefix) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
 }

@@ -60,7 +60,7 @@ func TestProbesOnRig(t *testing.T) {
 
 	t.Run("Pass", func(t *testing.T) {
 		rep, md := run(t, "--probe-timeout", "2m")
-		for _, op := range []string{"kserve", "kuberay", "kubeflow-trainer"} {
+		for _, op := range []string{"kserve", "kuberay", "kubeflow-trainer", "kubeflow-training"} {
 			answer := reportCheck(t, rep, "webhooks-answer", op)
 			assert.Equal(t, "pass", answer.Status, "%s: %s", op, answer.Reason)
 			assert.Contains(t, answer.Reason, "denied the invalid")
@@ -304,10 +304,16 @@ func TestProbesOnRig(t *testing.T) {
 }
 
 // killWhenCanaryHasFinalizer runs a probe of KServe and kills it (SIGKILL:
-// no cleanup) once KServe has put its finalizer on the canary.
+// no cleanup) once KServe has put its finalizer on the canary. The canary
+// asks for more GPUs than any node has, so it stays, with its finalizer,
+// until the kill: a canary that gets Ready is gone again in a second, and
+// on a loaded machine a poll can miss it.
 func killWhenCanaryHasFinalizer(ctx context.Context, t *testing.T, dyn dynamic.Interface, bin, kubeconfig string) string {
 	t.Helper()
-	cmd := exec.CommandContext(ctx, bin, "check", "robust_controller", "--kubeconfig", kubeconfig, "--operator", "kserve", "--probe", "--probe-timeout", "1m")
+	profile := filepath.Join(t.TempDir(), "kserve-gpu.yaml")
+	require.NoError(t, os.WriteFile(profile, []byte(hungryKServeProfile), 0o644))
+	cmd := exec.CommandContext(ctx, bin, "check", "robust_controller", "--kubeconfig", kubeconfig, "--operator", "kserve",
+		"--profile", profile, "--probe", "--probe-timeout", "1m")
 	require.NoError(t, cmd.Start())
 	var ns string
 	require.NoError(t, wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
@@ -433,7 +439,7 @@ func assertNoLeftovers(ctx context.Context, t *testing.T, cs kubernetes.Interfac
 				left = append(left, "namespace/"+ns.Name+" ("+string(ns.Status.Phase)+")")
 			}
 		}
-		for _, gvr := range []schema.GroupVersionResource{isvcGVR, rayClusterGVR, trainJobGVR} {
+		for _, gvr := range []schema.GroupVersionResource{isvcGVR, rayClusterGVR, trainJobGVR, pyTorchJobGVR} {
 			list, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{LabelSelector: probe.RunLabel})
 			if err != nil {
 				return false, err

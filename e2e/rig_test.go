@@ -14,20 +14,20 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// operatorRig is a full rig with the real KServe, KubeRay and Kubeflow
-// Trainer (with JobSet) installed and leading, stopped when the test ends
-// (its logs kept if the test failed).
+// operatorRig is a full rig with the real KServe, KubeRay, Kubeflow
+// Trainer (with JobSet) and Kubeflow Training Operator installed and
+// running, stopped when the test ends (its logs kept if the test failed).
 type operatorRig struct {
 	*rig.Cluster
-	KServe, KubeRay, Trainer, JobSet *rig.Operator
-	BinDir                           string
+	KServe, KubeRay, Trainer, JobSet, TrainingOperator *rig.Operator
+	BinDir                                             string
 }
 
 func startOperatorRig(ctx context.Context, t *testing.T, name string) *operatorRig {
 	t.Helper()
 	began := time.Now()
 	binDir := rigBin(t)
-	for _, b := range []string{"kserve-manager", "kuberay-operator", "trainer-controller-manager", "jobset-controller"} {
+	for _, b := range []string{"kserve-manager", "kuberay-operator", "trainer-controller-manager", "jobset-controller", "training-operator"} {
 		if _, err := os.Stat(filepath.Join(binDir, b)); err != nil {
 			t.Fatalf("no %s in %s: run `make tools` first", b, binDir)
 		}
@@ -59,7 +59,11 @@ func startOperatorRig(ctx context.Context, t *testing.T, name string) *operatorR
 	trainer, jobset, err := c.InstallTrainer(ctx, opts)
 	require.NoError(t, err)
 	t.Logf("JobSet and Trainer installed in %.1fs; webhooks: %v %v", time.Since(step).Seconds(), jobset.Webhooks(), trainer.Webhooks())
-	return &operatorRig{Cluster: c, KServe: kserve, KubeRay: kuberay, Trainer: trainer, JobSet: jobset, BinDir: binDir}
+	step = time.Now()
+	training, err := c.InstallTrainingOperator(ctx, opts)
+	require.NoError(t, err)
+	t.Logf("Training Operator installed in %.1fs; webhooks: %v", time.Since(step).Seconds(), training.Webhooks())
+	return &operatorRig{Cluster: c, KServe: kserve, KubeRay: kuberay, Trainer: trainer, JobSet: jobset, TrainingOperator: training, BinDir: binDir}
 }
 
 // restart starts a stopped operator again and waits until it leads, so

@@ -20,6 +20,7 @@ func TestOperatorVersionsMatchToolsModules(t *testing.T) {
 		{"kuberay", KubeRayModule, KubeRayVersion},
 		{"trainer", TrainerModule, TrainerVersion},
 		{"trainer", JobSetModule, JobSetVersion},
+		{"training-operator", TrainingOperatorModule, TrainingOperatorVersion},
 	} {
 		t.Run(tc.toolsDir, func(t *testing.T) {
 			path := filepath.Join("..", "tools", tc.toolsDir, "go.mod")
@@ -35,7 +36,7 @@ func TestOperatorVersionsMatchToolsModules(t *testing.T) {
 }
 
 func TestOperatorSpecsSelectTheirOwnPods(t *testing.T) {
-	for _, s := range []operatorSpec{kserveSpec(), kubeRaySpec(), jobSetSpec(), trainerSpec()} {
+	for _, s := range []operatorSpec{kserveSpec(), kubeRaySpec(), jobSetSpec(), trainerSpec(), trainingOperatorSpec()} {
 		t.Run(s.name, func(t *testing.T) {
 			for k, v := range s.selector {
 				assert.Equal(t, v, s.labels[k], "selector label %s must be on the pods", k)

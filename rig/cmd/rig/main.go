@@ -49,7 +49,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	case "up":
 		bin := fs.String("bin", "", "directory with the binaries (default: bin/ of the repository)")
 		cpOnly := fs.Bool("control-plane-only", false, "start etcd and kube-apiserver only")
-		noOperators := fs.Bool("no-operators", false, "do not install KServe, KubeRay and Kubeflow Trainer (with JobSet) on the full rig")
+		noOperators := fs.Bool("no-operators", false, "do not install KServe, KubeRay, Kubeflow Trainer (with JobSet) and the Training Operator on the full rig")
 		timeout := fs.Duration("timeout", 3*time.Minute, "start-up timeout (the control plane, then each operator)")
 		if err := fs.Parse(args); err != nil {
 			return err
@@ -122,7 +122,7 @@ func up(dir, bin string, cpOnly, operators bool, timeout time.Duration, stdout, 
 			t, _, err := c.InstallTrainer(ctx, opts)
 			return t, err
 		}
-		for _, install := range []func(context.Context, rig.OperatorOptions) (*rig.Operator, error){c.InstallKServe, c.InstallKubeRay, trainer} {
+		for _, install := range []func(context.Context, rig.OperatorOptions) (*rig.Operator, error){c.InstallKServe, c.InstallKubeRay, trainer, c.InstallTrainingOperator} {
 			if _, err := install(ctx, opts); err != nil {
 				// Half a rig is worse than none: a person would point
 				// aiconform at it and read failures that are the rig's.
