@@ -112,6 +112,16 @@ func newCA(cn string) (*keyPair, error) {
 	if err != nil {
 		return nil, err
 	}
+	der, err := selfSignedCA(cn, key)
+	if err != nil {
+		return nil, err
+	}
+	return newKeyPair(der, key)
+}
+
+// selfSignedCA makes the DER certificate of a CA for key, named cn and, when
+// given, dns (a certificate manager that checks its CA by name needs them).
+func selfSignedCA(cn string, key crypto.Signer, dns ...string) ([]byte, error) {
 	serial, err := newSerial()
 	if err != nil {
 		return nil, err
@@ -120,17 +130,14 @@ func newCA(cn string) (*keyPair, error) {
 	tmpl := &x509.Certificate{
 		SerialNumber:          serial,
 		Subject:               pkix.Name{CommonName: cn},
+		DNSNames:              dns,
 		NotBefore:             now.Add(-time.Hour), // tolerate small clock skew between processes
 		NotAfter:              now.Add(certValidity),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
 		BasicConstraintsValid: true,
 		IsCA:                  true,
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
-	if err != nil {
-		return nil, err
-	}
-	return newKeyPair(der, key)
+	return x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
 }
 
 // issue signs a leaf certificate with kp as the CA.
