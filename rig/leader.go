@@ -78,17 +78,29 @@ func (o *Operator) podNamespaceLauncher(args []string) (string, []string, error)
 	if os.Geteuid() != 0 {
 		launcher = append(launcher, "--user", "--map-root-user")
 	}
-	// A private /tmp, where asked for, is the process's TMPDIR bound over
-	// /tmp: what it writes to a fixed /tmp path stays in the rig's folder.
-	tmp := "/tmp"
-	if o.spec.privateTmp {
-		tmp = o.tmpDir()
+	// A fixed certificate folder, where the process has one, is the rig's
+	// folder under its TMPDIR, mounted over that path for this process
+	// alone. Only that folder: the rest of /tmp, where the rig and its
+	// binaries may live, stays in view. The mount point itself must exist
+	// on the machine: an empty folder, created once and left for others.
+	certs := "-"
+	if o.spec.fixedCertDir {
+		certs = filepath.Join(o.tmpDir(), strings.TrimPrefix(fixedCertDir, "/tmp/"))
+		if err := os.MkdirAll(certs, 0o700); err != nil {
+			return "", nil, err
+		}
 	}
 	launcher = append(launcher, "--mount", "--propagation", "private", "--", "/bin/sh", "-c",
-		`mount -t overlay overlay -o "lowerdir=/run,upperdir=$1,workdir=$2" /run && { [ "$3" = /tmp ] || mount --bind "$3" /tmp; } && shift 3 && exec "$@"`,
-		"launch", upper, work, tmp, o.binary)
+		`mount -t overlay overlay -o "lowerdir=/run,upperdir=$1,workdir=$2" /run && `+
+			`{ [ "$3" = - ] || { mkdir -p "$4" && mount --bind "$3" "$4"; }; } && shift 4 && exec "$@"`,
+		"launch", upper, work, certs, fixedCertDir, o.binary)
 	return unshare, append(launcher, args...), nil
 }
+
+// fixedCertDir is where cert-controller users (Kubeflow Trainer, JobSet,
+// the Training Operator) keep their webhook certificates, whatever TMPDIR
+// says.
+const fixedCertDir = "/tmp/k8s-webhook-server/serving-certs"
 
 // Lease returns the name of the Lease the operator elects its leader with.
 func (o *Operator) Lease() string { return o.spec.lease }

@@ -130,9 +130,11 @@ type operatorSpec struct {
 	// manager keeps them rather than making certificates for the Service
 	// alone.
 	certSecret *certSecret
-	// privateTmp runs the process with a /tmp of its own (its certificate
-	// manager writes to a fixed /tmp path), which is the rig's TMPDIR.
-	privateTmp bool
+	// fixedCertDir: the process's certificate manager writes to the fixed
+	// fixedCertDir path, not under TMPDIR; it runs with the rig's folder
+	// mounted there, in a mount namespace of its own, so that operators do
+	// not share it.
+	fixedCertDir bool
 	// podNamespaceFile: the process has no flag for its leader-election
 	// namespace and reads it, as in a pod, from the service account
 	// namespace file; the rig provides that file (leader.go).
@@ -355,36 +357,18 @@ func (o *Operator) Start(ctx context.Context) error {
 		return fmt.Errorf("%s listens on the fixed port %d: %w", o.spec.binary, port, err)
 	}
 	o.port = port
-	kubeconfig, tmp, files := o.kubeconfig(), o.tmpDir(), o.dir
-	tmpEnv := tmp
-	if o.spec.privateTmp {
-		// The process sees the rig's TMPDIR as /tmp, and nothing of the
-		// machine's /tmp (where the rig's folder may be): what it reads
-		// goes there too.
-		data, err := os.ReadFile(kubeconfig)
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(tmp, "kubeconfig"), data, 0o600); err != nil {
-			return err
-		}
-		kubeconfig, files, tmpEnv = "/tmp/kubeconfig", tmp, "/tmp"
-	}
-	env := append(childEnv(), "KUBECONFIG="+kubeconfig, "TMPDIR="+tmpEnv)
+	env := append(childEnv(), "KUBECONFIG="+o.kubeconfig(), "TMPDIR="+o.tmpDir())
 	env = append(env, o.spec.env...)
 	args := o.spec.args(port, ports[0], ports[1])
 	if o.spec.configFile != nil {
-		path, err := o.spec.configFile(files, port, ports[0], ports[1])
+		path, err := o.spec.configFile(o.dir, port, ports[0], ports[1])
 		if err != nil {
 			return err
-		}
-		if o.spec.privateTmp {
-			path = "/tmp/" + filepath.Base(path)
 		}
 		args = append(args, "--config", path)
 	}
 	exe, runArgs := o.binary, args
-	if o.spec.podNamespaceFile || o.spec.privateTmp {
+	if o.spec.podNamespaceFile || o.spec.fixedCertDir {
 		if exe, runArgs, err = o.podNamespaceLauncher(args); err != nil {
 			return err
 		}

@@ -55,7 +55,7 @@ func jobSetSpec() operatorSpec {
 			"mutating-webhook-configuration":   "jobset-mutating-webhook-configuration",
 		},
 		certSecret:     &certSecret{name: "jobset-webhook-server-cert", caName: "jobset-ca", service: "jobset-webhook-service"},
-		privateTmp:     true,
+		fixedCertDir:   true,
 		namespace:      trainerNamespace,
 		deployment:     "jobset-controller-manager",
 		serviceAccount: "jobset-controller-manager",
@@ -111,7 +111,7 @@ func trainerSpec() operatorSpec {
 		// manager, which injects its CA into it.
 		configNames:    map[string]string{"validating-webhook-configuration": "validator.trainer.kubeflow.org"},
 		certSecret:     &certSecret{name: "kubeflow-trainer-webhook-cert", caName: "kubeflow-trainer-ca", service: "kubeflow-trainer-controller-manager"},
-		privateTmp:     true,
+		fixedCertDir:   true,
 		namespace:      trainerNamespace,
 		deployment:     "kubeflow-trainer-controller-manager",
 		serviceAccount: "kubeflow-trainer-controller-manager",

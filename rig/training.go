@@ -36,7 +36,7 @@ func trainingOperatorSpec() operatorSpec {
 		// operator, which injects its CA into it.
 		configNames:      map[string]string{"validating-webhook-configuration": "validator.training-operator.kubeflow.org"},
 		certSecret:       &certSecret{name: "training-operator-webhook-cert", caName: "training-operator-ca", service: "training-operator"},
-		privateTmp:       true,
+		fixedCertDir:     true,
 		podNamespaceFile: true,
 		namespace:        "kubeflow",
 		deployment:       "training-operator",
