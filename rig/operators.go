@@ -135,6 +135,10 @@ type operatorSpec struct {
 	// mounted there, in a mount namespace of its own, so that operators do
 	// not share it.
 	fixedCertDir bool
+	// lateWebhooks: the process registers its webhook handlers only once
+	// its certificates are in place, after its server answers, and serves
+	// every path of its manifest; a 404 then means "not yet".
+	lateWebhooks bool
 	// podNamespaceFile: the process has no flag for its leader-election
 	// namespace and reads it, as in a pod, from the service account
 	// namespace file; the rig provides that file (leader.go).
@@ -597,6 +601,11 @@ func (o *Operator) register(ctx context.Context, hooks []rewritten) error {
 	o.skipped = nil
 	for _, h := range hooks {
 		ok, err := o.served(ctx, hc, h.URL)
+		for !ok && err == nil && o.spec.lateWebhooks {
+			if err = pause(ctx, 200*time.Millisecond, o.proc); err == nil {
+				ok, err = o.served(ctx, hc, h.URL)
+			}
+		}
 		if err != nil {
 			return fmt.Errorf("probe %s webhook %s: %w", h.Kind, h.Name, err)
 		}
