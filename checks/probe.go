@@ -3,6 +3,7 @@ package checks
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -100,6 +101,24 @@ func parseObject(text string, p *Profile) (*unstructured.Unstructured, error) {
 		return nil, fmt.Errorf("metadata.namespace must be left out: probes use a namespace of their own")
 	}
 	return u, nil
+}
+
+// ProbeKinds are the kinds the profiles' probes send, each once: what
+// `aiconform cleanup` looks through for cluster-scoped leftovers, which no
+// probe namespace holds.
+func ProbeKinds(ps []*Profile) []schema.GroupVersionKind {
+	var out []schema.GroupVersionKind
+	for _, p := range ps {
+		if p.Probe == nil {
+			continue
+		}
+		for _, u := range []*unstructured.Unstructured{p.Probe.invalid, p.Probe.canary} {
+			if u != nil && !slices.Contains(out, u.GroupVersionKind()) {
+				out = append(out, u.GroupVersionKind())
+			}
+		}
+	}
+	return out
 }
 
 // named is the first of hooks called name, in a configuration called as

@@ -11,6 +11,7 @@ import (
 	"github.com/aiconform/aiconform/cluster"
 	"github.com/aiconform/aiconform/probe"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -29,7 +30,7 @@ func (CanaryReconciled) Meta() Meta {
 	return Meta{
 		ID: "canary-reconciled", Title: "A fresh custom resource is reconciled: Ready, owning its children, and collected once deleted",
 		Requirement: "robust_controller", PerOperator: true, Probe: true,
-		Description: "Under --probe only. Creates the profile's canary (KServe: a small sklearn InferenceService; KubeRay: a RayCluster with one worker; Kubeflow Trainer: a one-node TrainJob; Training Operator: a one-master PyTorchJob) in the run's namespace aiconform-probe-RUN, labelled aiconform.io/run=RUN, and watches it and its children (no polling) until the conditions it must reach are True (its kind's ready conditions, or the probe's own, such as a TrainJob's Complete), recording a timeline: created, status first written, first child, every child kind present, Ready. Its children must be owned by it, directly or through one another (TrainJob -> JobSet -> Job -> Pod), as crs-reconciled judges existing resources; a failed condition (Failed=True) ends the wait with its reason. Then deletes it and watches its children until the garbage collector has removed them. When it is not Ready in time, the check names the likely cause from the resource's conditions, its pods' states and the namespace's Warning events. The namespace is deleted at the end of the run, however it ends.",
+		Description: "Under --probe only. Creates the profile's canary (KServe: a small sklearn InferenceService; KubeRay: a RayCluster with one worker; Kubeflow Trainer: a one-node TrainJob; Training Operator: a one-master PyTorchJob) in the run's namespace aiconform-probe-RUN (a cluster-scoped kind, such as Kueue's empty ClusterQueue, is named after the run instead), labelled aiconform.io/run=RUN, and watches it and its children (no polling) until the conditions it must reach are True (its kind's ready conditions, or the probe's own, such as a TrainJob's Complete), recording a timeline: created, status first written, first child, every child kind present, Ready. Its children must be owned by it, directly or through one another (TrainJob -> JobSet -> Job -> Pod), as crs-reconciled judges existing resources; a failed condition (Failed=True) ends the wait with its reason. Then deletes it and watches its children until the garbage collector has removed them (a kind that owns nothing, such as a queue, until it is gone: Kueue releases its queues' finalizer). When it is not Ready in time, the check names the likely cause from the resource's conditions, its pods' states and the namespace's Warning events. The namespace, and any cluster-scoped canary, is deleted at the end of the run, however it ends.",
 		Remediation: "Read the diagnosis: a controller that wrote no status is not running or not watching the namespace (see controller-ready and controller-lease); a Pending pod names the resource the cluster lacks; an image that cannot be pulled needs a registry or a mirror; a model format without a serving runtime needs a ServingRuntime.",
 	}
 }
@@ -74,8 +75,9 @@ func (CanaryReconciled) Run(ctx context.Context, env *Env) (Result, error) {
 	}
 
 	canary := p.Probe.canary.DeepCopy()
-	s.Label(canary)
-	cmd, err := probe.CreateCommand(s.Namespace, canary, false, false)
+	s.Label(canary, m)
+	ns := s.NamespaceOf(m)
+	cmd, err := probe.CreateCommand(ns, canary, false, false)
 	if err != nil {
 		return r, err
 	}
@@ -87,8 +89,12 @@ func (CanaryReconciled) Run(ctx context.Context, env *Env) (Result, error) {
 			return r, err
 		}
 	}
+	where := "in the run's own namespace"
+	if ns == "" {
+		where = "cluster-scoped, named after the run"
+	}
 	r.Evidence = append(r.Evidence, Step{Command: cmd, Output: out, CapturedAt: t0.UTC(),
-		Note: fmt.Sprintf("a canary %s, created in the run's own namespace", canary.GetKind())})
+		Note: fmt.Sprintf("a canary %s, created %s", canary.GetKind(), where)})
 	if cerr != nil {
 		st, why := judgeCallError(cerr)
 		if errors.Is(cerr, probe.ErrClosed) || ctx.Err() != nil {
@@ -116,7 +122,7 @@ func (CanaryReconciled) Run(ctx context.Context, env *Env) (Result, error) {
 		}
 	}
 	w.add("created %s/%s", m.Resource.Resource, canary.GetName())
-	events, stop, err := w.start(ctx, s, m, created.GetResourceVersion())
+	events, stop, err := w.start(ctx, s, m, created.GetResourceVersion(), ns != "")
 	if err != nil {
 		return r, err
 	}
@@ -133,27 +139,29 @@ func (CanaryReconciled) Run(ctx context.Context, env *Env) (Result, error) {
 	if cr == nil {
 		cr = created
 	}
-	r.evidence(ctx, fresh, cluster.Get{Resources: []cluster.Resource{crdResource(crd)}, Namespace: s.Namespace, Names: []string{cr.GetName()}},
+	r.evidence(ctx, fresh, cluster.Get{Resources: []cluster.Resource{crdResource(crd)}, Namespace: ns, Names: []string{cr.GetName()}},
 		"the canary as it stands")
 	if len(w.failed) > 0 {
 		r.Table = w.table()
-		r.Details = w.diagnose(ctx, fresh, s.Namespace, r.evidence)
+		r.Details = w.diagnose(ctx, fresh, ns, r.evidence)
 		r.finish(Fail, "the canary %s failed %s after creation: %s", canary.GetKind(), seconds(w.failedAt.Sub(t0)), r.Details[0])
 		return r, nil
 	}
 	if !ready {
 		r.Table = w.table()
-		r.Details = w.diagnose(ctx, fresh, s.Namespace, r.evidence)
+		r.Details = w.diagnose(ctx, fresh, ns, r.evidence)
 		r.finish(Fail, "the canary %s was not reconciled within %s: %s", canary.GetKind(), s.Timeout, r.Details[0])
 		return r, nil
 	}
-	r.evidence(ctx, fresh, ownersGet(*k, cr), "who owns the canary's children: each must name it, or its Deployment's ReplicaSet")
-	fam, err := readFamily(ctx, fresh, *k, s.Namespace, k.ChildLabel+"="+cr.GetName())
-	if err != nil {
-		return r, err
-	}
-	if err := r.customChildrenEvidence(ctx, fresh, *k, cr, fam); err != nil {
-		return r, err
+	var fam family
+	if len(k.Children) > 0 {
+		r.evidence(ctx, fresh, ownersGet(*k, cr), "who owns the canary's children: each must name it, or its Deployment's ReplicaSet")
+		if fam, err = readFamily(ctx, fresh, *k, ns, k.ChildLabel+"="+cr.GetName()); err != nil {
+			return r, err
+		}
+		if err := r.customChildrenEvidence(ctx, fresh, *k, cr, fam); err != nil {
+			return r, err
+		}
 	}
 	if problems := judgeCR(cr, *k, fam); len(problems) > 0 {
 		r.Table = w.table()
@@ -164,12 +172,16 @@ func (CanaryReconciled) Run(ctx context.Context, env *Env) (Result, error) {
 
 	// Deletion: the children must follow their owner.
 	derr := s.Delete(ctx, m, cr.GetName())
-	dout := probe.DeletedText(m, cr.GetName())
+	dout := probe.DeletedText(m, ns, cr.GetName())
 	if derr != nil {
 		dout = probe.ErrorText("deleting", "", derr)
 	}
-	r.Evidence = append(r.Evidence, Step{Command: probe.DeleteCommand(s.Namespace, m, cr.GetName()), Output: dout, CapturedAt: env.Now().UTC(),
-		Note: "deleting the canary; the garbage collector must remove what it owned"})
+	note := "deleting the canary; the garbage collector must remove what it owned"
+	if len(k.Children) == 0 {
+		note = "deleting the canary; it must be gone once the controller has released it (removed its finalizers)"
+	}
+	r.Evidence = append(r.Evidence, Step{Command: probe.DeleteCommand(ns, m, cr.GetName()), Output: dout, CapturedAt: env.Now().UTC(),
+		Note: note})
 	if derr != nil {
 		return r, fmt.Errorf("delete the canary: %w", derr)
 	}
@@ -181,9 +193,12 @@ func (CanaryReconciled) Run(ctx context.Context, env *Env) (Result, error) {
 	if ctx.Err() != nil {
 		return r, ctx.Err()
 	}
+	r.Table = w.table()
+	if len(k.Children) == 0 {
+		return w.childless(ctx, r, collected, crd, cr, canary.GetKind())
+	}
 	after := &Env{Cluster: env.Cluster.Fresh(), Profile: p, Now: env.Now}
 	r.evidence(ctx, after, childrenGet(*k, cr), "what is left of the canary's children")
-	r.Table = w.table()
 	if !collected {
 		r.finish(Fail, "the canary was Ready in %s, but %s of its children were still there %s after it was deleted: %s",
 			seconds(w.readyAt.Sub(t0)), plural(len(w.children), "object"), s.Timeout, strings.Join(sortedSet(w.children), ", "))
@@ -191,6 +206,28 @@ func (CanaryReconciled) Run(ctx context.Context, env *Env) (Result, error) {
 	}
 	r.finish(Pass, "the canary %s was Ready %s after creation, owning its %s; deleted, its children were collected in %s",
 		canary.GetKind(), seconds(w.readyAt.Sub(t0)), strings.Join(w.kindList(), ", "), seconds(w.collectedAt.Sub(w.deletedAt)))
+	return r, nil
+}
+
+// childless ends the check for a kind that owns no children (a queue):
+// Ready, then gone once deleted, which needs the controller when it sets a
+// finalizer, as Kueue does on its queues.
+func (w *canaryWatch) childless(ctx context.Context, r Result, gone bool, crd *apiextensionsv1.CustomResourceDefinition, cr *unstructured.Unstructured, kind string) (Result, error) {
+	s := w.env.Probe
+	held := ""
+	if f := w.cr.GetFinalizers(); len(f) > 0 {
+		held = fmt.Sprintf(" (finalizers %s)", strings.Join(f, ", "))
+	}
+	if !gone {
+		after := &Env{Cluster: w.env.Cluster.Fresh(), Profile: w.env.Profile, Now: w.env.Now}
+		r.evidence(ctx, after, cluster.Get{Resources: []cluster.Resource{crdResource(crd)}, Namespace: cr.GetNamespace(), Names: []string{cr.GetName()}},
+			"the canary, still there after its deletion")
+		r.finish(Fail, "the canary was Ready in %s, but was still there %s after it was deleted%s: the controller did not release it",
+			seconds(w.readyAt.Sub(w.t0)), s.Timeout, held)
+		return r, nil
+	}
+	r.finish(Pass, "the canary %s was Ready %s after creation%s; deleted, it was gone in %s",
+		kind, seconds(w.readyAt.Sub(w.t0)), held, seconds(w.collectedAt.Sub(w.deletedAt)))
 	return r, nil
 }
 
@@ -212,6 +249,7 @@ type canaryWatch struct {
 	cr         *unstructured.Unstructured
 	statusSeen bool
 	ready      bool
+	held       bool // its deletion waited on finalizers
 	gone       bool
 	// children are the live children, "Kind/name"; kinds those ever seen.
 	children map[string]bool
@@ -228,25 +266,26 @@ type taggedEvent struct {
 
 // start watches the canary (by name) and each child kind (by the child
 // label) from the canary's creation on, into one channel.
-func (w *canaryWatch) start(ctx context.Context, s *probe.Session, m *meta.RESTMapping, rv string) (<-chan taggedEvent, func(), error) {
+func (w *canaryWatch) start(ctx context.Context, s *probe.Session, m *meta.RESTMapping, rv string, namespaced bool) (<-chan taggedEvent, func(), error) {
 	ctx, cancel := context.WithCancel(ctx)
 	out := make(chan taggedEvent)
 	type source struct {
-		kind string
-		gvr  schema.GroupVersionResource
-		opts metav1.ListOptions
+		kind       string
+		gvr        schema.GroupVersionResource
+		namespaced bool
+		opts       metav1.ListOptions
 	}
-	sources := []source{{"", m.Resource, metav1.ListOptions{FieldSelector: "metadata.name=" + w.name}}}
+	sources := []source{{"", m.Resource, namespaced, metav1.ListOptions{FieldSelector: "metadata.name=" + w.name}}}
 	for _, kind := range w.childKinds() {
 		if res, ok := w.custom[kind]; ok {
 			// Matched by ownership, in apply: nothing labels them.
-			sources = append(sources, source{kind, res.GVR, metav1.ListOptions{}})
+			sources = append(sources, source{kind, res.GVR, true, metav1.ListOptions{}})
 			continue
 		}
-		sources = append(sources, source{kind, childResources[kind].GVR, metav1.ListOptions{LabelSelector: w.k.ChildLabel + "=" + w.name}})
+		sources = append(sources, source{kind, childResources[kind].GVR, true, metav1.ListOptions{LabelSelector: w.k.ChildLabel + "=" + w.name}})
 	}
 	for _, src := range sources {
-		wi, err := s.Watch(ctx, src.gvr, rv, src.opts)
+		wi, err := s.Watch(ctx, src.gvr, src.namespaced, rv, src.opts)
 		if err != nil {
 			cancel()
 			return nil, nil, fmt.Errorf("watch %s: %w", src.gvr.Resource, err)
@@ -274,8 +313,12 @@ func (w *canaryWatch) start(ctx context.Context, s *probe.Session, m *meta.RESTM
 }
 
 // childKinds are the kinds watched: the profile's, and pods always, since
-// a resource that runs nothing is not served.
+// a resource that runs nothing is not served; none for a kind that owns
+// nothing (a queue).
 func (w *canaryWatch) childKinds() []string {
+	if len(w.k.Children) == 0 {
+		return nil
+	}
 	kinds := append([]string(nil), w.k.Children...)
 	if !contains(kinds, "Pod") {
 		kinds = append(kinds, "Pod")
@@ -314,6 +357,10 @@ func (w *canaryWatch) apply(e taggedEvent) {
 			return
 		}
 		w.cr = u
+		if u.GetDeletionTimestamp() != nil && len(u.GetFinalizers()) > 0 && !w.held {
+			w.held = true
+			w.add("deletion waits on finalizers %s", strings.Join(u.GetFinalizers(), ", "))
+		}
 		if _, found := u.Object["status"]; found && !w.statusSeen {
 			w.statusSeen = true
 			w.add("status first written")
@@ -359,7 +406,9 @@ func (w *canaryWatch) apply(e taggedEvent) {
 func (w *canaryWatch) finishCollect() {
 	if w.gone && len(w.children) == 0 && !w.deletedAt.IsZero() && w.collectedAt.IsZero() {
 		w.collectedAt = w.env.Now()
-		w.addAt(w.collectedAt, "children collected")
+		if len(w.k.Children) > 0 {
+			w.addAt(w.collectedAt, "children collected")
+		}
 	}
 }
 
@@ -432,21 +481,29 @@ func (w *canaryWatch) diagnose(ctx context.Context, env *Env, ns string, show fu
 	if w.cr != nil {
 		causes = append(causes, conditionCauses(w.cr, *w.k)...)
 	}
-	sel := w.k.ChildLabel + "=" + w.name
-	show(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Pods}, Namespace: ns, LabelSelector: sel, Wide: true}, "the canary's pods")
-	pods, err := list[*corev1.Pod](ctx, env, cluster.Query{Resource: cluster.Pods, Namespace: ns, LabelSelector: sel})
-	if err != nil {
-		causes = append(causes, fmt.Sprintf("its pods could not be read: %v", err))
-	}
-	for _, p := range pods {
-		causes = append(causes, podCauses(p)...)
-	}
-	if w.statusSeen && len(pods) == 0 && err == nil {
-		causes = append(causes, "no pod was created for it")
+	if len(w.k.Children) > 0 {
+		sel := w.k.ChildLabel + "=" + w.name
+		show(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Pods}, Namespace: ns, LabelSelector: sel, Wide: true}, "the canary's pods")
+		pods, err := list[*corev1.Pod](ctx, env, cluster.Query{Resource: cluster.Pods, Namespace: ns, LabelSelector: sel})
+		if err != nil {
+			causes = append(causes, fmt.Sprintf("its pods could not be read: %v", err))
+		}
+		for _, p := range pods {
+			causes = append(causes, podCauses(p)...)
+		}
+		if w.statusSeen && len(pods) == 0 && err == nil {
+			causes = append(causes, "no pod was created for it")
+		}
 	}
 	warnings := cluster.Query{Resource: cluster.Events, Namespace: ns, FieldSelector: "type=Warning"}
-	show(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Events}, Namespace: ns, FieldSelector: warnings.FieldSelector},
-		"Warning events in the run's namespace")
+	about := "Warning events in the run's namespace"
+	if ns == "" {
+		// A cluster-scoped object's events are in default, or wherever its
+		// controller wrote them: found by the object's name.
+		warnings.FieldSelector = "involvedObject.name=" + w.name + ",type=Warning"
+		about = "Warning events about the canary"
+	}
+	show(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Events}, Namespace: ns, FieldSelector: warnings.FieldSelector}, about)
 	events, err := list[*corev1.Event](ctx, env, warnings)
 	if err != nil {
 		causes = append(causes, fmt.Sprintf("its namespace's events could not be read: %v", err))

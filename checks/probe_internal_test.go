@@ -313,6 +313,43 @@ func TestCanaryJobTimeline(t *testing.T) {
 	assert.Equal(t, []string{"Failed=True FailedJobs: FailedJobs happened"}, w.failed)
 }
 
+// TestCanaryQueueTimeline: a kind that owns nothing (Kueue's ClusterQueue)
+// watches no children, is Ready on its condition alone, and is collected
+// when it is gone, after the controller released its finalizer.
+func TestCanaryQueueTimeline(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2027, 1, 2, 3, 4, 5, 0, time.UTC)}
+	k := &ResourceKind{CRD: "clusterqueues.kueue.x-k8s.io", ReadyConditions: []string{"Active"}}
+	w := &canaryWatch{env: &Env{Now: clock.now}, k: k, name: "q", t0: clock.t, children: map[string]bool{}, kinds: map[string]bool{}, want: k.ReadyConditions}
+	assert.Empty(t, w.childKinds(), "no pods are watched for a queue")
+	q := func(active string, deleting bool) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{}}
+		u.SetName("q")
+		u.SetFinalizers([]string{"kueue.x-k8s.io/resource-in-use"})
+		if active != "" {
+			u.Object["status"] = map[string]any{"conditions": []any{cond("Active", active, "Ready")}}
+		}
+		if deleting {
+			u.SetDeletionTimestamp(&metav1.Time{Time: clock.t})
+		}
+		return u
+	}
+	w.apply(taggedEvent{"", watch.Event{Type: watch.Added, Object: q("", false)}})
+	w.apply(taggedEvent{"", watch.Event{Type: watch.Modified, Object: q("False", false)}})
+	assert.False(t, w.ready, "Active=False is not Ready")
+	w.apply(taggedEvent{"", watch.Event{Type: watch.Modified, Object: q("True", false)}})
+	require.True(t, w.ready)
+	w.deletedAt = clock.now()
+	w.apply(taggedEvent{"", watch.Event{Type: watch.Modified, Object: q("True", true)}})
+	assert.True(t, w.collectedAt.IsZero(), "still there: its finalizer holds it")
+	w.apply(taggedEvent{"", watch.Event{Type: watch.Deleted, Object: q("True", true)}})
+	assert.False(t, w.collectedAt.IsZero(), "gone once the controller released it")
+	var steps []string
+	for _, s := range w.steps {
+		steps = append(steps, s[0])
+	}
+	assert.Equal(t, []string{"status first written", "Ready (Active)", "deletion waits on finalizers kueue.x-k8s.io/resource-in-use", "q gone"}, steps)
+}
+
 // sortedByKind lists a watch's children in the order JobSet, Job, Pod.
 func sortedByKind(children map[string]bool) []string {
 	var out []string

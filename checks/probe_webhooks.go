@@ -70,9 +70,9 @@ func (WebhooksAnswer) Run(ctx context.Context, env *Env) (Result, error) {
 	}
 
 	invalid := pr.invalid.DeepCopy()
-	s.Label(invalid)
+	s.Label(invalid, m)
 	_, denyErr := s.DryRun(ctx, m, invalid)
-	if err := r.writeStep(env, s.Namespace, invalid, nil, denyErr, false,
+	if err := r.writeStep(env, s.NamespaceOf(m), invalid, nil, denyErr, false,
 		fmt.Sprintf("an invalid %s, sent as a dry run: webhook %s must deny it", kind, deniedBy)); err != nil {
 		return r, err
 	}
@@ -82,17 +82,17 @@ func (WebhooksAnswer) Run(ctx context.Context, env *Env) (Result, error) {
 		return r, nil
 	}
 
-	canary := pr.canary.DeepCopy()
-	s.Label(canary)
-	// canary-reconciled creates the canary itself, maybe at this moment:
-	// the dry run must not collide with it by name.
-	canary.SetName(canary.GetName() + "-dry-run")
-	cm, err := s.Mapping(canary.GroupVersionKind())
+	cm, err := s.Mapping(pr.canary.GroupVersionKind())
 	if err != nil {
 		return r, err
 	}
+	canary := pr.canary.DeepCopy()
+	s.Label(canary, cm)
+	// canary-reconciled creates the canary itself, maybe at this moment:
+	// the dry run must not collide with it by name.
+	canary.SetName(canary.GetName() + "-dry-run")
 	got, admitErr := s.DryRun(ctx, cm, canary)
-	if err := r.writeStep(env, s.Namespace, canary, got, admitErr, true,
+	if err := r.writeStep(env, s.NamespaceOf(cm), canary, got, admitErr, true,
 		fmt.Sprintf("a valid %s, sent as a dry run: it must be admitted; what comes back shows the defaults the webhooks and schema added", canary.GetKind())); err != nil {
 		return r, err
 	}

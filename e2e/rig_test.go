@@ -19,15 +19,15 @@ import (
 // running, stopped when the test ends (its logs kept if the test failed).
 type operatorRig struct {
 	*rig.Cluster
-	KServe, KubeRay, Trainer, JobSet, TrainingOperator *rig.Operator
-	BinDir                                             string
+	KServe, KubeRay, Trainer, JobSet, TrainingOperator, Kueue *rig.Operator
+	BinDir                                                    string
 }
 
 func startOperatorRig(ctx context.Context, t *testing.T, name string) *operatorRig {
 	t.Helper()
 	began := time.Now()
 	binDir := rigBin(t)
-	for _, b := range []string{"kserve-manager", "kuberay-operator", "trainer-controller-manager", "jobset-controller", "training-operator"} {
+	for _, b := range []string{"kserve-manager", "kuberay-operator", "trainer-controller-manager", "jobset-controller", "training-operator", "kueue"} {
 		if _, err := os.Stat(filepath.Join(binDir, b)); err != nil {
 			t.Fatalf("no %s in %s: run `make tools` first", b, binDir)
 		}
@@ -63,7 +63,13 @@ func startOperatorRig(ctx context.Context, t *testing.T, name string) *operatorR
 	training, err := c.InstallTrainingOperator(ctx, opts)
 	require.NoError(t, err)
 	t.Logf("Training Operator installed in %.1fs; webhooks: %v", time.Since(step).Seconds(), training.Webhooks())
-	return &operatorRig{Cluster: c, KServe: kserve, KubeRay: kuberay, Trainer: trainer, JobSet: jobset, TrainingOperator: training, BinDir: binDir}
+	// Last, as its installers say: its webhooks see every other operator's
+	// jobs.
+	step = time.Now()
+	kueue, err := c.InstallKueue(ctx, opts)
+	require.NoError(t, err)
+	t.Logf("Kueue installed in %.1fs; %d webhooks; not served, not registered: %v", time.Since(step).Seconds(), len(kueue.Webhooks()), kueue.SkippedWebhooks())
+	return &operatorRig{Cluster: c, KServe: kserve, KubeRay: kuberay, Trainer: trainer, JobSet: jobset, TrainingOperator: training, Kueue: kueue, BinDir: binDir}
 }
 
 // restart starts a stopped operator again and waits until it leads, so

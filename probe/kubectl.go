@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/printers"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 	"sigs.k8s.io/yaml"
@@ -66,25 +67,40 @@ func YAMLText(obj *unstructured.Unstructured) (string, error) {
 
 // DeleteCommand is `kubectl delete` of one object.
 func DeleteCommand(namespace string, m *meta.RESTMapping, name string) string {
-	args := []string{"kubectl", "delete", resourceArg(m), name}
+	args := []string{"kubectl", "delete", resourceString(m.Resource), name}
 	if namespace != "" && m.Scope.Name() == meta.RESTScopeNameNamespace {
 		args = append(args, "-n", namespace)
 	}
 	return strings.Join(args, " ")
 }
 
-// DeletedText is what kubectl delete prints: `resource.group "name" deleted`.
-func DeletedText(m *meta.RESTMapping, name string) string {
-	return fmt.Sprintf("%s %q deleted\n", resourceArg(m), name)
+// DeletedText is what kubectl delete prints for one object:
+// `inferenceservice.serving.kserve.io "name" deleted from ns namespace`,
+// or without the namespace for a cluster-scoped one.
+func DeletedText(m *meta.RESTMapping, namespace, name string) string {
+	op := "deleted"
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		op += " from " + namespace + " namespace"
+	}
+	return fmt.Sprintf("%s %q %s\n", KindString(m.GroupVersionKind), name, op)
 }
 
-// resourceArg is the resource as kubectl names it in messages:
-// plural.group, or the bare plural for the core group.
-func resourceArg(m *meta.RESTMapping) string {
-	if m.Resource.Group == "" {
-		return m.Resource.Resource
+// KindString is how kubectl delete names a kind in what it prints: the
+// lower-case kind, then the group.
+func KindString(gvk schema.GroupVersionKind) string {
+	if gvk.Group == "" {
+		return strings.ToLower(gvk.Kind)
 	}
-	return m.Resource.Resource + "." + m.Resource.Group
+	return strings.ToLower(gvk.Kind) + "." + gvk.Group
+}
+
+// resourceString is a resource as kubectl's arguments name it:
+// plural.group, or the bare plural for the core group.
+func resourceString(gvr schema.GroupVersionResource) string {
+	if gvr.Group == "" {
+		return gvr.Resource
+	}
+	return gvr.Resource + "." + gvr.Group
 }
 
 // fatalMu serializes the borrowing of kubectl's fatal-error handler, which

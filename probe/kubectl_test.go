@@ -42,9 +42,12 @@ func TestKubectlLines(t *testing.T) {
 
 	m := &meta.RESTMapping{Resource: widgetGVR, Scope: meta.RESTScopeNamespace}
 	assert.Equal(t, "kubectl delete widgets.demo.example.com w1 -n ns1", DeleteCommand("ns1", m, "w1"))
-	assert.Equal(t, "widgets.demo.example.com \"w1\" deleted\n", DeletedText(m, "w1"))
-	core := &meta.RESTMapping{Resource: Namespaces, Scope: meta.RESTScopeRoot}
+	m.GroupVersionKind = widgetGVK
+	assert.Equal(t, "widget.demo.example.com \"w1\" deleted from ns1 namespace\n", DeletedText(m, "ns1", "w1"),
+		"kubectl delete names the kind, not the resource, and the namespace")
+	core := &meta.RESTMapping{Resource: Namespaces, GroupVersionKind: schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, Scope: meta.RESTScopeRoot}
 	assert.Equal(t, "kubectl delete namespaces x", DeleteCommand("ns1", core, "x"))
+	assert.Equal(t, "namespace \"x\" deleted\n", DeletedText(core, "", "x"))
 }
 
 func TestErrorTextIsKubectls(t *testing.T) {

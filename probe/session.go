@@ -1,8 +1,8 @@
 // Package probe makes the only writes aiconform does, and only when the user
 // asks for them with --probe: server-side dry-run creates, which store
-// nothing, and canary objects in a namespace of the run's own. Everything it
-// creates carries the run's label, and the run's namespace is deleted
-// however the run ends.
+// nothing, and canary objects in a namespace of the run's own (or, for a
+// cluster-scoped kind, named after the run). Everything it creates carries
+// the run's label, and is deleted however the run ends.
 package probe
 
 import (
@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -65,6 +66,15 @@ type Session struct {
 	closed   bool
 	inflight sync.WaitGroup
 	nsDone   bool
+	// made are the cluster-scoped objects the session created: deleting
+	// the namespace does not delete them.
+	made []made
+}
+
+// made is one cluster-scoped object a session created.
+type made struct {
+	gvr  schema.GroupVersionResource
+	name string
 }
 
 // NewSession prepares a session; nothing is written until a check asks.
@@ -95,8 +105,10 @@ func (s *Session) Mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error
 }
 
 // Label sets the run label on obj and clears its namespace: objects go to
-// the run's namespace, and the YAML shown in evidence is what was sent.
-func (s *Session) Label(obj *unstructured.Unstructured) {
+// the run's namespace, and the YAML shown in evidence is what was sent. A
+// cluster-scoped object has no namespace to keep runs apart, so its name
+// gets the run id, which two runs never share.
+func (s *Session) Label(obj *unstructured.Unstructured, m *meta.RESTMapping) {
 	labels := obj.GetLabels()
 	if labels == nil {
 		labels = map[string]string{}
@@ -104,6 +116,22 @@ func (s *Session) Label(obj *unstructured.Unstructured) {
 	labels[RunLabel] = s.RunID
 	obj.SetLabels(labels)
 	obj.SetNamespace("")
+	if !namespaced(m) {
+		obj.SetName(obj.GetName() + "-" + s.RunID)
+	}
+}
+
+// NamespaceOf is where the session writes objects of m: the run's
+// namespace, or "" for a cluster-scoped kind.
+func (s *Session) NamespaceOf(m *meta.RESTMapping) string {
+	if namespaced(m) {
+		return s.Namespace
+	}
+	return ""
+}
+
+func namespaced(m *meta.RESTMapping) bool {
+	return m.Scope.Name() == meta.RESTScopeNameNamespace
 }
 
 // EnsureNamespace creates the run's namespace the first time it is asked
@@ -134,7 +162,7 @@ func (s *Session) EnsureNamespace(ctx context.Context) (created bool, err error)
 // resource is the client of a mapping in the run's namespace.
 func (s *Session) resource(m *meta.RESTMapping) dynamic.ResourceInterface {
 	r := s.dyn.Resource(m.Resource)
-	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+	if namespaced(m) {
 		return r.Namespace(s.Namespace)
 	}
 	return r
@@ -151,13 +179,20 @@ func (s *Session) DryRun(ctx context.Context, m *meta.RESTMapping, obj *unstruct
 	return s.resource(m).Create(ctx, obj, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 }
 
-// Create stores obj in the run's namespace.
+// Create stores obj in the run's namespace. A cluster-scoped object is
+// remembered, before it is sent, so that Close deletes it even when the
+// answer is lost.
 func (s *Session) Create(ctx context.Context, m *meta.RESTMapping, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	done, err := s.begin()
 	if err != nil {
 		return nil, err
 	}
 	defer done()
+	if !namespaced(m) {
+		s.mu.Lock()
+		s.made = append(s.made, made{m.Resource, obj.GetName()})
+		s.mu.Unlock()
+	}
 	return s.resource(m).Create(ctx, obj, metav1.CreateOptions{})
 }
 
@@ -168,11 +203,15 @@ func (s *Session) Delete(ctx context.Context, m *meta.RESTMapping, name string) 
 	return s.resource(m).Delete(ctx, name, metav1.DeleteOptions{})
 }
 
-// Watch follows a resource of the run's namespace from resourceVersion on,
-// re-establishing the watch when the server closes it, so that no event is
-// missed and none is seen twice.
-func (s *Session) Watch(ctx context.Context, gvr schema.GroupVersionResource, resourceVersion string, opts metav1.ListOptions) (watch.Interface, error) {
-	r := s.dyn.Resource(gvr).Namespace(s.Namespace)
+// Watch follows a resource of the run's namespace (all of it for a
+// cluster-scoped one) from resourceVersion on, re-establishing the watch
+// when the server closes it, so that no event is missed and none is seen
+// twice.
+func (s *Session) Watch(ctx context.Context, gvr schema.GroupVersionResource, namespaced bool, resourceVersion string, opts metav1.ListOptions) (watch.Interface, error) {
+	var r dynamic.ResourceInterface = s.dyn.Resource(gvr)
+	if namespaced {
+		r = s.dyn.Resource(gvr).Namespace(s.Namespace)
+	}
 	lw := &cache.ListWatch{
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			o.LabelSelector, o.FieldSelector = opts.LabelSelector, opts.FieldSelector
@@ -183,11 +222,12 @@ func (s *Session) Watch(ctx context.Context, gvr schema.GroupVersionResource, re
 	return watchtools.NewRetryWatcherWithContext(ctx, resourceVersion, lw)
 }
 
-// Close refuses further writes, waits for writes in flight, and deletes the
-// run's namespace with everything in it, returning what it dealt with. It is safe to call more than once
-// and from a deferred call after an interrupt: give it a context that is not
-// the cancelled one.
-func (s *Session) Close(ctx context.Context) ([]Namespace, error) {
+// Close refuses further writes, waits for writes in flight, and deletes
+// what the run stored: its cluster-scoped objects, and its namespace with
+// everything in it. It returns what it dealt with. It is safe to call more
+// than once and from a deferred call after an interrupt: give it a context
+// that is not the cancelled one.
+func (s *Session) Close(ctx context.Context) ([]Leftover, error) {
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
@@ -199,56 +239,78 @@ func (s *Session) Close(ctx context.Context) ([]Namespace, error) {
 		// Delete anyway: a create still in flight lands in a namespace that
 		// is being deleted, or is refused by it.
 	}
-	return Cleanup(ctx, s.dyn, s.RunID)
+	s.mu.Lock()
+	var kinds []schema.GroupVersionResource
+	for _, o := range s.made {
+		if !slices.Contains(kinds, o.gvr) {
+			kinds = append(kinds, o.gvr)
+		}
+	}
+	s.mu.Unlock()
+	return Cleanup(ctx, s.dyn, s.RunID, kinds)
 }
 
-// Namespace is a probe namespace cleanup dealt with.
-type Namespace struct {
-	Name string
-	// Terminating is set when the namespace was already being deleted:
-	// cleanup had nothing to ask, and Waiting says what holds it.
+// Leftover is an object cleanup dealt with: a probe namespace, or a
+// cluster-scoped probe object.
+type Leftover struct {
+	// Resource is how kubectl names the kind: namespace,
+	// clusterqueue.kueue.x-k8s.io.
+	Resource string
+	Name     string
+	// Terminating is set when it was already being deleted: cleanup had
+	// nothing to ask, and Waiting says what holds it.
 	Terminating bool
 	Since       time.Time
-	// Waiting is the namespace controller's word on what is left in it
-	// (finalizers that only their operator can remove, content not yet
-	// deleted).
+	// Waiting is what is left before it goes: a namespace controller's
+	// word on its content and finalizers, or an object's finalizers, which
+	// only the operator that set them removes.
 	Waiting string
 }
 
-// Cleanup deletes the probe namespaces of a run (of every run when runID is
-// empty), found by label. Deleting a namespace deletes what is in it, which
-// is where probes put everything they store; a namespace already being
-// deleted is reported with what it waits for.
-func Cleanup(ctx context.Context, dyn dynamic.Interface, runID string) ([]Namespace, error) {
+// Cleanup deletes the probe objects of a run (of every run when runID is
+// empty), found by label: the objects of the cluster-scoped resources
+// given, then the probe namespaces. Deleting a namespace deletes what is in
+// it, which is where probes put every namespaced object they store. What is
+// already being deleted is reported with what it waits for.
+func Cleanup(ctx context.Context, dyn dynamic.Interface, runID string, clusterScoped []schema.GroupVersionResource) ([]Leftover, error) {
 	sel := RunLabel
 	if runID != "" {
 		sel = RunLabel + "=" + runID
 	}
-	list, err := dyn.Resource(Namespaces).List(ctx, metav1.ListOptions{LabelSelector: sel})
-	if err != nil {
-		return nil, fmt.Errorf("list namespaces -l %s: %w", sel, err)
-	}
-	var done []Namespace
+	var done []Leftover
 	var errs []error
-	for _, ns := range list.Items {
-		if ts := ns.GetDeletionTimestamp(); ts != nil {
-			done = append(done, Namespace{Name: ns.GetName(), Terminating: true, Since: ts.UTC(), Waiting: waitingFor(&ns)})
+	for _, gvr := range append(slices.Clone(clusterScoped), Namespaces) {
+		list, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{LabelSelector: sel})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("list %s -l %s: %w", resourceString(gvr), sel, err))
 			continue
 		}
-		err := dyn.Resource(Namespaces).Delete(ctx, ns.GetName(), metav1.DeleteOptions{})
-		switch {
-		case err == nil, apierrors.IsNotFound(err):
-			done = append(done, Namespace{Name: ns.GetName()})
-		default:
-			errs = append(errs, fmt.Errorf("delete namespace %s: %w", ns.GetName(), err))
+		for _, obj := range list.Items {
+			if gvr == Namespaces && !strings.HasPrefix(obj.GetName(), NamespacePrefix) {
+				continue // labelled by hand, not made by a probe
+			}
+			l := Leftover{Resource: KindString(obj.GroupVersionKind()), Name: obj.GetName()}
+			if ts := obj.GetDeletionTimestamp(); ts != nil {
+				l.Terminating, l.Since, l.Waiting = true, ts.UTC(), waitingFor(&obj)
+				done = append(done, l)
+				continue
+			}
+			err := dyn.Resource(gvr).Delete(ctx, obj.GetName(), metav1.DeleteOptions{})
+			switch {
+			case err == nil, apierrors.IsNotFound(err):
+				done = append(done, l)
+			default:
+				errs = append(errs, fmt.Errorf("delete %s %s: %w", l.Resource, l.Name, err))
+			}
 		}
 	}
 	return done, errors.Join(errs...)
 }
 
-// waitingFor reads what a terminating namespace's conditions say is left.
-func waitingFor(ns *unstructured.Unstructured) string {
-	conds, _, _ := unstructured.NestedSlice(ns.Object, "status", "conditions")
+// waitingFor reads what a terminating object waits for: a namespace's
+// conditions on what is left in it, or the finalizers still set.
+func waitingFor(obj *unstructured.Unstructured) string {
+	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
 	var msgs []string
 	for _, c := range conds {
 		m, _ := c.(map[string]any)
@@ -260,6 +322,9 @@ func waitingFor(ns *unstructured.Unstructured) string {
 				}
 			}
 		}
+	}
+	if len(msgs) == 0 && len(obj.GetFinalizers()) > 0 {
+		msgs = append(msgs, "finalizers "+strings.Join(obj.GetFinalizers(), ", "))
 	}
 	return strings.Join(msgs, "; ")
 }

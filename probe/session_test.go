@@ -22,15 +22,19 @@ import (
 var (
 	widgetGVK = schema.GroupVersionKind{Group: "demo.example.com", Version: "v1", Kind: "Widget"}
 	widgetGVR = schema.GroupVersionResource{Group: "demo.example.com", Version: "v1", Resource: "widgets"}
+	// poolGVK is a cluster-scoped kind, as Kueue's ClusterQueue is.
+	poolGVK = schema.GroupVersionKind{Group: "demo.example.com", Version: "v1", Kind: "Pool"}
+	poolGVR = schema.GroupVersionResource{Group: "demo.example.com", Version: "v1", Resource: "pools"}
 )
 
 func newSession(t *testing.T, objs ...runtime.Object) (*Session, *dynamicfake.FakeDynamicClient) {
 	t.Helper()
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
-		Namespaces: "NamespaceList", widgetGVR: "WidgetList",
+		Namespaces: "NamespaceList", widgetGVR: "WidgetList", poolGVR: "PoolList",
 	}, objs...)
 	mapper := meta.NewDefaultRESTMapper(nil)
 	mapper.Add(widgetGVK, meta.RESTScopeNamespace)
+	mapper.Add(poolGVK, meta.RESTScopeRoot)
 	return NewSession(dyn, mapper, "20270102-030405-abcd", time.Minute), dyn
 }
 
@@ -75,9 +79,11 @@ func TestSessionWritesInItsNamespace(t *testing.T) {
 	require.NoError(t, err)
 	w := widget("w1")
 	w.SetNamespace("elsewhere")
-	s.Label(w)
+	s.Label(w, m)
 	assert.Equal(t, "", w.GetNamespace(), "objects go to the run's namespace only")
+	assert.Equal(t, "w1", w.GetName(), "the namespace keeps runs apart")
 	assert.Equal(t, s.RunID, w.GetLabels()[RunLabel])
+	assert.Equal(t, s.Namespace, s.NamespaceOf(m))
 
 	_, err = s.DryRun(ctx, m, w)
 	require.NoError(t, err)
@@ -106,7 +112,7 @@ func TestCloseRefusesWritesAndDeletesTheNamespace(t *testing.T) {
 
 	deleted, err := s.Close(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, []Namespace{{Name: s.Namespace}}, deleted, "only this run's namespace")
+	assert.Equal(t, []Leftover{{Resource: "namespace", Name: s.Namespace}}, deleted, "only this run's namespace")
 	_, err = dyn.Resource(Namespaces).Get(ctx, s.Namespace, metav1.GetOptions{})
 	assert.True(t, apierrors.IsNotFound(err), "%v", err)
 	_, err = dyn.Resource(Namespaces).Get(ctx, "aiconform-probe-other", metav1.GetOptions{})
@@ -132,13 +138,13 @@ func TestCleanup(t *testing.T) {
 		namespace("models", nil),
 	}
 	_, dyn := newSession(t, objs...)
-	deleted, err := Cleanup(ctx, dyn, "b")
+	deleted, err := Cleanup(ctx, dyn, "b", nil)
 	require.NoError(t, err)
-	assert.Equal(t, []Namespace{{Name: "aiconform-probe-b"}}, deleted)
+	assert.Equal(t, []Leftover{{Resource: "namespace", Name: "aiconform-probe-b"}}, deleted)
 
-	deleted, err = Cleanup(ctx, dyn, "")
+	deleted, err = Cleanup(ctx, dyn, "", nil)
 	require.NoError(t, err)
-	assert.Equal(t, []Namespace{{Name: "aiconform-probe-a"}}, deleted, "every run's, and nothing unlabelled")
+	assert.Equal(t, []Leftover{{Resource: "namespace", Name: "aiconform-probe-a"}}, deleted, "every run's, and nothing unlabelled")
 	_, err = dyn.Resource(Namespaces).Get(ctx, "models", metav1.GetOptions{})
 	assert.NoError(t, err)
 
@@ -146,7 +152,7 @@ func TestCleanup(t *testing.T) {
 	dyn.PrependReactor("list", "namespaces", func(clienttesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "namespaces"}, "", errors.New("no"))
 	})
-	_, err = Cleanup(ctx, dyn, "")
+	_, err = Cleanup(ctx, dyn, "", nil)
 	assert.ErrorContains(t, err, "list namespaces -l aiconform.io/run")
 }
 
@@ -160,11 +166,57 @@ func TestCleanupReportsWhatHoldsATerminatingNamespace(t *testing.T) {
 		map[string]any{"type": "NamespaceFinalizersRemaining", "status": "True", "message": "Some content in the namespace has finalizers remaining: inferenceservice.finalizers in 1 resource instances"},
 	}}
 	_, dyn := newSession(t, stuck)
-	got, err := Cleanup(context.Background(), dyn, "")
+	got, err := Cleanup(context.Background(), dyn, "", nil)
 	require.NoError(t, err)
-	assert.Equal(t, []Namespace{{Name: "aiconform-probe-c", Terminating: true, Since: since,
+	assert.Equal(t, []Leftover{{Resource: "namespace", Name: "aiconform-probe-c", Terminating: true, Since: since,
 		Waiting: "Some resources are remaining: inferenceservices.serving.kserve.io has 1 resource instances; Some content in the namespace has finalizers remaining: inferenceservice.finalizers in 1 resource instances"}}, got)
 	for _, a := range dyn.Actions() {
 		assert.NotEqual(t, "delete", a.GetVerb(), "a namespace being deleted is not deleted again")
 	}
+}
+
+func pool(name string, labels map[string]string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(poolGVK)
+	u.SetName(name)
+	u.SetLabels(labels)
+	return u
+}
+
+func TestClusterScopedObjectsAreNamedAfterTheRunAndDeleted(t *testing.T) {
+	ctx := context.Background()
+	other := pool("canary-other", map[string]string{RunLabel: "other"})
+	held := pool("canary-held", map[string]string{RunLabel: "held"})
+	since := time.Date(2027, 1, 2, 3, 4, 5, 0, time.UTC)
+	held.SetDeletionTimestamp(&metav1.Time{Time: since})
+	held.SetFinalizers([]string{"demo.example.com/in-use"})
+	s, dyn := newSession(t, other, held, pool("users-pool", nil))
+	m, err := s.Mapping(poolGVK)
+	require.NoError(t, err)
+
+	p := pool("canary", nil)
+	s.Label(p, m)
+	assert.Equal(t, "canary-"+s.RunID, p.GetName(), "no namespace keeps two runs' cluster-scoped canaries apart")
+	assert.Equal(t, "", s.NamespaceOf(m))
+	_, err = s.Create(ctx, m, p)
+	require.NoError(t, err)
+	got, err := dyn.Resource(poolGVR).Get(ctx, p.GetName(), metav1.GetOptions{})
+	require.NoError(t, err, "created cluster-wide, not in the run's namespace")
+	assert.Equal(t, s.RunID, got.GetLabels()[RunLabel])
+
+	deleted, err := s.Close(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []Leftover{{Resource: "pool.demo.example.com", Name: p.GetName()}}, deleted,
+		"Close deletes the run's cluster-scoped objects, and no other run's")
+	_, err = dyn.Resource(poolGVR).Get(ctx, p.GetName(), metav1.GetOptions{})
+	assert.True(t, apierrors.IsNotFound(err), "%v", err)
+
+	deleted, err = Cleanup(ctx, dyn, "", []schema.GroupVersionResource{poolGVR})
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []Leftover{
+		{Resource: "pool.demo.example.com", Name: "canary-other"},
+		{Resource: "pool.demo.example.com", Name: "canary-held", Terminating: true, Since: since, Waiting: "finalizers demo.example.com/in-use"},
+	}, deleted, "cleanup finds every run's, by label, and says what holds one being deleted")
+	_, err = dyn.Resource(poolGVR).Get(ctx, "users-pool", metav1.GetOptions{})
+	assert.NoError(t, err, "an unlabelled object is never touched")
 }

@@ -135,6 +135,13 @@ type operatorSpec struct {
 	// mounted there, in a mount namespace of its own, so that operators do
 	// not share it.
 	fixedCertDir bool
+	// namespaceSelectors are set on the manifest's webhooks of those names,
+	// as the release's installer patches them in.
+	namespaceSelectors map[string]*metav1.LabelSelector
+	// conversionCRDs are CRDs whose versions the process's webhook server
+	// converts (at /convert, as the release's CRD patches say); each start
+	// points them at it, with the CA it serves with.
+	conversionCRDs []string
 	// lateWebhooks: the process registers its webhook handlers only once
 	// its certificates are in place, after its server answers, and serves
 	// every path of its manifest; a 404 then means "not yet".
@@ -371,6 +378,9 @@ func (o *Operator) Start(ctx context.Context) error {
 		}
 		args = append(args, "--config", path)
 	}
+	if err := o.convertCRDs(ctx); err != nil {
+		return err
+	}
 	exe, runArgs := o.binary, args
 	if o.spec.podNamespaceFile || o.spec.fixedCertDir {
 		if exe, runArgs, err = o.podNamespaceLauncher(args); err != nil {
@@ -402,6 +412,36 @@ func (o *Operator) Start(ctx context.Context) error {
 		return err
 	}
 	return o.register(ctx, hooks)
+}
+
+// convertCRDs points the conversion webhook of each of the spec's
+// conversionCRDs at this start's server. A merge patch, not an apply: it
+// must leave the rest of the CRD, applied whole at install, as it is.
+func (o *Operator) convertCRDs(ctx context.Context) error {
+	if len(o.spec.conversionCRDs) == 0 {
+		return nil
+	}
+	in, err := o.c.newInstaller()
+	if err != nil {
+		return err
+	}
+	patch, err := json.Marshal(map[string]any{"spec": map[string]any{"conversion": map[string]any{
+		"strategy": "Webhook",
+		"webhook": map[string]any{
+			"clientConfig":             map[string]any{"url": fmt.Sprintf("https://127.0.0.1:%d/convert", o.port), "caBundle": o.ca},
+			"conversionReviewVersions": []string{"v1"},
+		},
+	}}})
+	if err != nil {
+		return err
+	}
+	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	for _, name := range o.spec.conversionCRDs {
+		if _, err := in.dyn.Resource(crds).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager}); err != nil {
+			return fmt.Errorf("conversion webhook of CRD %s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // Stop removes the operator's webhook configurations, then stops its
@@ -491,6 +531,9 @@ func (o *Operator) webhookConfigs() ([]rewritten, error) {
 				cfg.Name = name
 			}
 			for i := range cfg.Webhooks {
+				if sel := o.spec.namespaceSelectors[cfg.Webhooks[i].Name]; sel != nil {
+					cfg.Webhooks[i].NamespaceSelector = sel.DeepCopy()
+				}
 				h, err := rewrite(cfg.Name, "validating", cfg.Webhooks[i].Name, &cfg.Webhooks[i].ClientConfig)
 				if err != nil {
 					return nil, err
@@ -509,6 +552,9 @@ func (o *Operator) webhookConfigs() ([]rewritten, error) {
 				cfg.Name = name
 			}
 			for i := range cfg.Webhooks {
+				if sel := o.spec.namespaceSelectors[cfg.Webhooks[i].Name]; sel != nil {
+					cfg.Webhooks[i].NamespaceSelector = sel.DeepCopy()
+				}
 				h, err := rewrite(cfg.Name, "mutating", cfg.Webhooks[i].Name, &cfg.Webhooks[i].ClientConfig)
 				if err != nil {
 					return nil, err

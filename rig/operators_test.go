@@ -21,6 +21,7 @@ func TestOperatorVersionsMatchToolsModules(t *testing.T) {
 		{"trainer", TrainerModule, TrainerVersion},
 		{"trainer", JobSetModule, JobSetVersion},
 		{"training-operator", TrainingOperatorModule, TrainingOperatorVersion},
+		{"kueue", KueueModule, KueueVersion},
 	} {
 		t.Run(tc.toolsDir, func(t *testing.T) {
 			path := filepath.Join("..", "tools", tc.toolsDir, "go.mod")
@@ -36,7 +37,7 @@ func TestOperatorVersionsMatchToolsModules(t *testing.T) {
 }
 
 func TestOperatorSpecsSelectTheirOwnPods(t *testing.T) {
-	for _, s := range []operatorSpec{kserveSpec(), kubeRaySpec(), jobSetSpec(), trainerSpec(), trainingOperatorSpec()} {
+	for _, s := range []operatorSpec{kserveSpec(), kubeRaySpec(), jobSetSpec(), trainerSpec(), trainingOperatorSpec(), kueueSpec()} {
 		t.Run(s.name, func(t *testing.T) {
 			for k, v := range s.selector {
 				assert.Equal(t, v, s.labels[k], "selector label %s must be on the pods", k)

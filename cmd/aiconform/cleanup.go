@@ -3,10 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/probe"
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/dynamic"
@@ -19,8 +23,10 @@ type CleanupOptions struct {
 
 	streams genericiooptions.IOStreams
 	now     func() time.Time
-	// dynamic replaces the client built from ConfigFlags in tests.
+	// dynamic and mapper replace the clients built from ConfigFlags in
+	// tests.
 	dynamic dynamic.Interface
+	mapper  meta.RESTMapper
 }
 
 // NewCmdCleanup builds `aiconform cleanup`.
@@ -28,10 +34,11 @@ func NewCmdCleanup(streams genericiooptions.IOStreams, runF func(*CleanupOptions
 	o := &CleanupOptions{ConfigFlags: genericclioptions.NewConfigFlags(true), streams: streams, now: time.Now}
 	cmd := &cobra.Command{
 		Use:   "cleanup [--run ID]",
-		Short: "Delete what --probe runs left behind (namespaces labelled " + probe.RunLabel + ")",
-		Long: `A run with --probe deletes its namespace when it ends, interrupted or not. A run that
+		Short: "Delete what --probe runs left behind (objects labelled " + probe.RunLabel + ")",
+		Long: `A run with --probe deletes what it made when it ends, interrupted or not. A run that
 was killed (SIGKILL, a lost connection) cannot: cleanup deletes every probe namespace,
-found by the label ` + probe.RunLabel + `, with everything in it.`,
+found by the label ` + probe.RunLabel + `, with everything in it, and the cluster-scoped
+objects of the built-in probes' kinds (a Kueue ClusterQueue) that carry the label.`,
 		Example: `  # every run's leftovers
   aiconform cleanup
   # one run's, by the id --probe printed
@@ -51,24 +58,56 @@ found by the label ` + probe.RunLabel + `, with everything in it.`,
 
 // Run deletes the leftovers and says what it deleted, as kubectl delete does.
 func (o *CleanupOptions) Run(ctx context.Context) error {
-	dyn := o.dynamic
+	dyn, mapper := o.dynamic, o.mapper
 	if dyn == nil {
 		var err error
 		if dyn, err = dynamicClient(o.ConfigFlags); err != nil {
 			return err
 		}
 	}
-	done, err := probe.Cleanup(ctx, dyn, o.RunID)
-	for _, ns := range done {
-		fmt.Fprintln(o.streams.Out, describeCleanup(ns, o.now()))
+	if mapper == nil {
+		var err error
+		if mapper, err = o.ConfigFlags.ToRESTMapper(); err != nil {
+			return &clusterError{err}
+		}
+	}
+	kinds, err := clusterScopedProbeKinds(mapper)
+	if err != nil {
+		return &clusterError{err}
+	}
+	done, err := probe.Cleanup(ctx, dyn, o.RunID, kinds)
+	for _, l := range done {
+		fmt.Fprintln(o.streams.Out, describeCleanup(l, o.now()))
 	}
 	if err != nil {
 		return &clusterError{err}
 	}
 	if len(done) == 0 {
-		fmt.Fprintf(o.streams.ErrOut, "No probe namespaces found (label %s).\n", o.selector())
+		fmt.Fprintf(o.streams.ErrOut, "No probe leftovers found (label %s).\n", o.selector())
 	}
 	return nil
+}
+
+// clusterScopedProbeKinds resolves the built-in probes' kinds that the
+// cluster serves cluster-scoped; a kind it does not serve has nothing left.
+func clusterScopedProbeKinds(mapper meta.RESTMapper) ([]schema.GroupVersionResource, error) {
+	ps, err := checks.BuiltinProfiles()
+	if err != nil {
+		return nil, err
+	}
+	var out []schema.GroupVersionResource
+	for _, gvk := range checks.ProbeKinds(ps) {
+		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		switch {
+		case meta.IsNoMatchError(err):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("resolve %s: %w", gvk.GroupKind(), err)
+		case m.Scope.Name() == meta.RESTScopeNameRoot && !slices.Contains(out, m.Resource):
+			out = append(out, m.Resource)
+		}
+	}
+	return out, nil
 }
 
 func (o *CleanupOptions) selector() string {

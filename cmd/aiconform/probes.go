@@ -40,29 +40,29 @@ func dynamicClient(flags *genericclioptions.ConfigFlags) (dynamic.Interface, err
 	return dynamic.NewForConfig(cfg)
 }
 
-// closeProbes deletes the run's probe namespace, on a context of its own:
-// the run's may be the one a Ctrl-C cancelled.
+// closeProbes deletes what the run stored, on a context of its own: the
+// run's may be the one a Ctrl-C cancelled.
 func closeProbes(ctx context.Context, s *probe.Session, errOut io.Writer) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	done, err := s.Close(ctx)
-	for _, ns := range done {
-		fmt.Fprintf(errOut, "probes: %s\n", describeCleanup(ns, time.Now()))
+	for _, l := range done {
+		fmt.Fprintf(errOut, "probes: %s\n", describeCleanup(l, time.Now()))
 	}
 	if err != nil {
 		fmt.Fprintf(errOut, "probes: cleanup failed: %v\nprobes: run `aiconform cleanup --run %s` to delete what is left\n", err, s.RunID)
 	}
 }
 
-// describeCleanup says what cleanup did with one namespace, as kubectl
-// delete says it, or what a namespace already being deleted waits for.
-func describeCleanup(ns probe.Namespace, now time.Time) string {
-	if !ns.Terminating {
-		return fmt.Sprintf("namespace %q deleted", ns.Name)
+// describeCleanup says what cleanup did with one object, as kubectl delete
+// says it, or what an object already being deleted waits for.
+func describeCleanup(l probe.Leftover, now time.Time) string {
+	if !l.Terminating {
+		return fmt.Sprintf("%s %q deleted", l.Resource, l.Name)
 	}
-	s := fmt.Sprintf("namespace %q is being deleted since %s (%s ago)", ns.Name, ns.Since.UTC().Format(time.RFC3339), now.Sub(ns.Since).Round(time.Second))
-	if ns.Waiting != "" {
-		s += ": " + ns.Waiting + " (finalizers are removed by the operator that set them, once it runs)"
+	s := fmt.Sprintf("%s %q is being deleted since %s (%s ago)", l.Resource, l.Name, l.Since.UTC().Format(time.RFC3339), now.Sub(l.Since).Round(time.Second))
+	if l.Waiting != "" {
+		s += ": " + l.Waiting + " (finalizers are removed by the operator that set them, once it runs)"
 	}
 	return s
 }

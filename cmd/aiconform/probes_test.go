@@ -10,6 +10,7 @@ import (
 	"github.com/aiconform/aiconform/probe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -50,22 +51,33 @@ func probeNamespace(name, run string) *unstructured.Unstructured {
 }
 
 func TestCleanup(t *testing.T) {
+	cq := schema.GroupVersionKind{Group: "kueue.x-k8s.io", Version: "v1beta2", Kind: "ClusterQueue"}
+	cqs := schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "clusterqueues"}
+	canary := &unstructured.Unstructured{}
+	canary.SetGroupVersionKind(cq)
+	canary.SetName("aiconform-canary-a")
+	canary.SetLabels(map[string]string{probe.RunLabel: "a"})
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{probe.Namespaces: "NamespaceList"},
-		probeNamespace("aiconform-probe-a", "a"), probeNamespace("aiconform-probe-b", "b"), probeNamespace("models", ""))
+		map[schema.GroupVersionResource]string{probe.Namespaces: "NamespaceList", cqs: "ClusterQueueList"},
+		probeNamespace("aiconform-probe-a", "a"), probeNamespace("aiconform-probe-b", "b"), probeNamespace("models", ""), canary)
+	// The cluster serves Kueue's ClusterQueue, cluster-scoped, and no other
+	// probe kind.
+	mapper := meta.NewDefaultRESTMapper(nil)
+	mapper.Add(cq, meta.RESTScopeRoot)
 	cleanup := func(run string) (string, string) {
 		var out, errOut bytes.Buffer
-		o := &CleanupOptions{RunID: run, dynamic: dyn, now: fixedClock, streams: genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}}
+		o := &CleanupOptions{RunID: run, dynamic: dyn, mapper: mapper, now: fixedClock, streams: genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}}
 		require.NoError(t, o.Run(context.Background()))
 		return out.String(), errOut.String()
 	}
 	out, _ := cleanup("a")
-	assert.Equal(t, "namespace \"aiconform-probe-a\" deleted\n", out, "one run's, as kubectl delete says it")
+	assert.Equal(t, "clusterqueue.kueue.x-k8s.io \"aiconform-canary-a\" deleted\nnamespace \"aiconform-probe-a\" deleted\n", out,
+		"one run's, its cluster-scoped canary included, as kubectl delete says it")
 	out, _ = cleanup("")
 	assert.Equal(t, "namespace \"aiconform-probe-b\" deleted\n", out)
 	out, errOut := cleanup("")
 	assert.Empty(t, out)
-	assert.Equal(t, "No probe namespaces found (label aiconform.io/run).\n", errOut)
+	assert.Equal(t, "No probe leftovers found (label aiconform.io/run).\n", errOut)
 	list, err := dyn.Resource(probe.Namespaces).List(context.Background(), metav1.ListOptions{})
 	require.NoError(t, err)
 	require.Len(t, list.Items, 1)
@@ -107,12 +119,12 @@ func TestListSaysWhichChecksWrite(t *testing.T) {
 		assert.Equal(t, probeCheck, writes, "%s", line)
 	}
 	assert.Regexp(t, `(?m)^kserve\s+serving\.kserve\.io\s+\S+\s+webhook,canary\s`, out)
-	assert.Regexp(t, `(?m)^kueue\s+\S+\s+\S+\s+none\s`, out)
+	assert.Regexp(t, `(?m)^kueue\s+\S+\s+\S+\s+webhook,canary\s`, out)
 }
 
 func TestDescribeCleanup(t *testing.T) {
-	assert.Equal(t, `namespace "aiconform-probe-a" deleted`, describeCleanup(probe.Namespace{Name: "aiconform-probe-a"}, fixedClock()))
-	stuck := probe.Namespace{Name: "aiconform-probe-b", Terminating: true, Since: fixedClock().Add(-2 * time.Hour),
+	assert.Equal(t, `namespace "aiconform-probe-a" deleted`, describeCleanup(probe.Leftover{Resource: "namespace", Name: "aiconform-probe-a"}, fixedClock()))
+	stuck := probe.Leftover{Resource: "namespace", Name: "aiconform-probe-b", Terminating: true, Since: fixedClock().Add(-2 * time.Hour),
 		Waiting: "Some content in the namespace has finalizers remaining: inferenceservice.finalizers in 1 resource instances"}
 	assert.Equal(t, `namespace "aiconform-probe-b" is being deleted since 2026-11-29T10:00:00Z (2h0m0s ago): Some content in the namespace has finalizers remaining: inferenceservice.finalizers in 1 resource instances (finalizers are removed by the operator that set them, once it runs)`,
 		describeCleanup(stuck, fixedClock()))
