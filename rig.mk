@@ -4,7 +4,8 @@
 RIG_DIR ?= .rig
 RIG_BIN ?= bin
 # Extra flags for `rig up`, e.g. RIG_UP_FLAGS=--control-plane-only, or
-# RIG_UP_FLAGS=--no-operators for the full rig without the operators (KServe, KubeRay, Kubeflow Trainer)
+# RIG_UP_FLAGS=--no-operators for the full rig without the operators (KServe, KubeRay, Kubeflow Trainer
+# with JobSet, the Training Operator, Kueue)
 RIG_UP_FLAGS ?=
 
 .PHONY: tools cluster-up cluster-down cluster-status e2e
@@ -22,8 +23,8 @@ $(RIG_BIN)/rig: FORCE
 .PHONY: FORCE
 FORCE:
 
-# Starts the rig detached (state and PIDs in $(RIG_DIR)/), installs KServe
-# and KubeRay on it (their processes recorded there too), and prints the
+# Starts the rig detached (state and PIDs in $(RIG_DIR)/), installs the five
+# operators on it (their processes recorded there too), and prints the
 # admin kubeconfig path on stdout.
 cluster-up: tools $(RIG_BIN)/rig
 	$(RIG_BIN)/rig up --dir $(RIG_DIR) --bin $(RIG_BIN) $(RIG_UP_FLAGS)

@@ -597,6 +597,10 @@ func podCauses(p *corev1.Pod) []string {
 	return out
 }
 
+// runtimeNotFoundRE is Kueue's word for a TrainJob whose runtime it cannot
+// read; its webhook on TrainJobs may answer before Trainer's.
+var runtimeNotFoundRE = regexp.MustCompile(`runtime '[^']*' not found`)
+
 // diagnoseCreate names the cause of a canary the API server refused.
 func diagnoseCreate(err error) []string {
 	msg := err.Error()
@@ -605,7 +609,7 @@ func diagnoseCreate(err error) []string {
 		return []string{"webhook TLS failure: the API server does not trust the webhook's serving certificate (caBundle): " + msg}
 	case strings.Contains(msg, "failed calling webhook"):
 		return []string{"the operator's webhook cannot be called, so nothing of its kind can be created: " + msg}
-	case strings.Contains(msg, "must be created before"):
+	case strings.Contains(msg, "must be created before") || runtimeNotFoundRE.MatchString(msg):
 		return []string{"the runtime the canary names does not exist (install the operator's runtimes, or name another in the profile's canary): " + msg}
 	case strings.Contains(msg, "denied the request"):
 		return []string{"a webhook denied the canary: " + msg}

@@ -60,7 +60,7 @@ func TestProbesOnRig(t *testing.T) {
 
 	t.Run("Pass", func(t *testing.T) {
 		rep, md := run(t, "--probe-timeout", "2m")
-		for _, op := range []string{"kserve", "kuberay", "kubeflow-trainer", "kubeflow-training"} {
+		for _, op := range []string{"kserve", "kuberay", "kubeflow-trainer", "kubeflow-training", "kueue"} {
 			answer := reportCheck(t, rep, "webhooks-answer", op)
 			assert.Equal(t, "pass", answer.Status, "%s: %s", op, answer.Reason)
 			assert.Contains(t, answer.Reason, "denied the invalid")
@@ -73,6 +73,13 @@ func TestProbesOnRig(t *testing.T) {
 		assert.Contains(t, md, "spec.predictor.model.modelFormat.name")
 		assert.Contains(t, md, `admission webhook "inferenceservice.kserve-webhook-server.validator" denied the request`)
 		assert.Contains(t, md, "every child kind present")
+		// Kueue's canary is cluster-scoped: named after the run, released
+		// by Kueue (its finalizer) once deleted.
+		assert.Contains(t, md, "clusterqueue.kueue.x-k8s.io/aiconform-canary-"+rep.Run.Probe.RunID+" created")
+		assert.Contains(t, md, "deletion waits on finalizers kueue.x-k8s.io/resource-in-use")
+		// Kueue's webhook on TrainJobs is asked too, and admits what only
+		// Trainer's denies.
+		assert.Contains(t, reportCheck(t, rep, "webhooks-answer", "kubeflow-trainer").Reason, "validator.trainjob.trainer.kubeflow.org denied")
 		rc := requirement(t, rep, "robust_controller")
 		assert.Equal(t, "Implemented", rc.Status, rc.Conclusion)
 		// The run's namespace must be gone before one of the same name is
@@ -143,6 +150,25 @@ func TestProbesOnRig(t *testing.T) {
 		assertNoLeftovers(ctx, t, cs, dyn)
 	})
 
+	t.Run("KueueControllerStopped", func(t *testing.T) {
+		// As for KubeRay: Stop unregisters its webhooks first (else every
+		// pod and Job of the rig would be refused), so the canary queue is
+		// admitted and nothing takes it in.
+		require.NoError(t, c.Kueue.Stop(ctx))
+		defer restart(ctx, t, c.Kueue)
+		rep, _ := run(t, "--operator", "kueue", "--probe-timeout", "10s")
+		canary := reportCheck(t, rep, "canary-reconciled", "kueue")
+		assert.Equal(t, "fail", canary.Status, canary.Reason)
+		assert.Contains(t, canary.Reason, "ClusterQueue was not reconciled within 10s")
+		assert.Contains(t, strings.Join(canary.Details, "\n"), "the controller wrote no status")
+		answer := reportCheck(t, rep, "webhooks-answer", "kueue")
+		assert.Equal(t, "fail", answer.Status, answer.Reason)
+		assert.Contains(t, answer.Reason, "vclusterqueue.kb.io of Kueue is not registered")
+		assert.NotEqual(t, "Implemented", requirement(t, rep, "robust_controller").Status)
+		// The queue had no finalizer yet: the run deleted it on its way out.
+		assertNoLeftovers(ctx, t, cs, dyn)
+	})
+
 	t.Run("TrainerWebhookServerStopped", func(t *testing.T) {
 		require.NoError(t, c.Trainer.StopServer())
 		defer restart(ctx, t, c.Trainer)
@@ -202,9 +228,13 @@ func TestProbesOnRig(t *testing.T) {
 			rep, _ = run(t, "--operator", "kuberay", "--as", as, "--probe-timeout", "30s")
 			return reportCheck(t, rep, "canary-reconciled", "kuberay").Status == "pass", nil
 		}))
-		for _, id := range []string{"webhooks-answer", "canary-reconciled"} {
-			r := reportCheck(t, rep, id, "kuberay")
-			assert.Equal(t, "pass", r.Status, "%s with both published roles: %s", id, r.Reason)
+		// The published roles cover every built-in probe.
+		rep, _ = run(t, "--as", as, "--probe-timeout", "2m")
+		for _, op := range []string{"kserve", "kuberay", "kubeflow-trainer", "kubeflow-training", "kueue"} {
+			for _, id := range []string{"webhooks-answer", "canary-reconciled"} {
+				r := reportCheck(t, rep, id, op)
+				assert.Equal(t, "pass", r.Status, "%s %s with both published roles: %s", id, op, r.Reason)
+			}
 		}
 		assertNoLeftovers(ctx, t, cs, dyn)
 	})
@@ -229,6 +259,10 @@ func TestProbesOnRig(t *testing.T) {
 				assert.Contains(t, []int{0, 1}, res.code, "run %d ended before its interrupt", i)
 			case res.code == 130:
 				assert.Contains(t, res.stderr, "interrupted", "run %d", i)
+			case res.code == 0 || res.code == 1:
+				// The signal came as the run was ending, after its cleanup:
+				// nothing was left to stop.
+				assert.Regexp(t, `namespace "aiconform-probe-\S+" deleted\n$`, res.stderr, "run %d ended with exit %d though interrupted", i, res.code)
 			case res.code == -1:
 				// Killed by the signal itself: it came before the handler
 				// was installed, when nothing had been written yet.
@@ -273,33 +307,52 @@ func TestProbesOnRig(t *testing.T) {
 	})
 
 	t.Run("CleanupAfterKill", func(t *testing.T) {
-		cmd := exec.CommandContext(ctx, aiconform, "check", "robust_controller", "--kubeconfig", kubeconfig, "--probe", "--probe-timeout", "1m")
+		// Kueue's canary is cluster-scoped, so no namespace deletion takes
+		// it along; here it names a ResourceFlavor that does not exist, so
+		// it stays inactive and is still there when the run is killed.
+		builtin, err := os.ReadFile(filepath.Join("..", "checks", "profiles", "kueue.yaml"))
+		require.NoError(t, err)
+		stuck := strings.Replace(string(builtin), "      name: aiconform-canary\n    spec:\n      namespaceSelector: {}\n",
+			"      name: aiconform-canary\n    spec:\n      namespaceSelector: {}\n      resourceGroups:\n      - coveredResources: [cpu]\n"+
+				"        flavors:\n        - name: aiconform-no-such-flavor\n          resources:\n          - name: cpu\n            nominalQuota: \"1\"\n", 1)
+		require.NotEqual(t, string(builtin), stuck, "the canary of the Kueue profile changed shape")
+		profile := filepath.Join(t.TempDir(), "kueue-inactive.yaml")
+		require.NoError(t, os.WriteFile(profile, []byte(stuck), 0o644))
+
+		cmd := exec.CommandContext(ctx, aiconform, "check", "robust_controller", "--kubeconfig", kubeconfig, "--probe", "--probe-timeout", "1m",
+			"--operator", "kserve,kueue", "--profile", profile)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		require.NoError(t, cmd.Start())
-		var ns string
+		var ns, queue string
 		require.NoError(t, wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-			m := regexp.MustCompile(`namespace (aiconform-probe-\S+)`).FindStringSubmatch(stderr.String())
+			m := regexp.MustCompile(`run (\S+), namespace (aiconform-probe-\S+)`).FindStringSubmatch(stderr.String())
 			if m == nil {
 				return false, nil
 			}
-			ns = m[1]
-			_, err := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+			ns, queue = m[2], "aiconform-canary-"+m[1]
+			if _, err := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err != nil {
+				return false, nil
+			}
+			_, err := dyn.Resource(clusterQueueGVR).Get(ctx, queue, metav1.GetOptions{})
 			return err == nil, nil
 		}))
 		// SIGKILL: no cleanup can run.
 		require.NoError(t, cmd.Process.Kill())
 		_ = cmd.Wait()
-		_, err := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		_, err = cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 		require.NoError(t, err, "the killed run's namespace is left behind")
+		_, err = dyn.Resource(clusterQueueGVR).Get(ctx, queue, metav1.GetOptions{})
+		require.NoError(t, err, "and so is its cluster-scoped canary")
 
 		res := runBinary(ctx, t, aiconform, "cleanup", "--kubeconfig", kubeconfig)
 		require.Equal(t, 0, res.code, res.stderr)
 		assert.Contains(t, res.stdout, fmt.Sprintf("namespace %q deleted", ns))
+		assert.Contains(t, res.stdout, fmt.Sprintf("clusterqueue.kueue.x-k8s.io %q deleted", queue))
 		assertNoLeftovers(ctx, t, cs, dyn)
 		res = runBinary(ctx, t, aiconform, "cleanup", "--kubeconfig", kubeconfig)
 		assert.Equal(t, 0, res.code)
-		assert.Contains(t, res.stderr, "No probe namespaces found")
+		assert.Contains(t, res.stderr, "No probe leftovers found")
 	})
 }
 
@@ -439,7 +492,7 @@ func assertNoLeftovers(ctx context.Context, t *testing.T, cs kubernetes.Interfac
 				left = append(left, "namespace/"+ns.Name+" ("+string(ns.Status.Phase)+")")
 			}
 		}
-		for _, gvr := range []schema.GroupVersionResource{isvcGVR, rayClusterGVR, trainJobGVR, pyTorchJobGVR} {
+		for _, gvr := range []schema.GroupVersionResource{isvcGVR, rayClusterGVR, trainJobGVR, pyTorchJobGVR, clusterQueueGVR} {
 			list, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{LabelSelector: probe.RunLabel})
 			if err != nil {
 				return false, err
@@ -454,8 +507,9 @@ func assertNoLeftovers(ctx context.Context, t *testing.T, cs kubernetes.Interfac
 }
 
 // assertDryRunsReRun re-runs the dry-run evidence of a report with kubectl
-// in a namespace of the same name, made for the purpose: each prints what
-// the report says, but for the fields every create fills in anew.
+// in a namespace of the same name, made for the purpose (cluster-wide for
+// a cluster-scoped kind): each prints what the report says, but for the
+// fields every create fills in anew.
 func assertDryRunsReRun(ctx context.Context, t *testing.T, binDir, kubeconfig string, cs kubernetes.Interface, rep *report.Report) {
 	t.Helper()
 	n := 0
@@ -471,9 +525,10 @@ func assertDryRunsReRun(ctx context.Context, t *testing.T, binDir, kubeconfig st
 				if !strings.Contains(e.Command, "--dry-run=server") {
 					continue
 				}
-				m := regexp.MustCompile(`-n (\S+)`).FindStringSubmatch(e.Command)
-				require.NotNil(t, m, e.Command)
-				made = append(made, ensureNamespace(ctx, t, cs, m[1])...)
+				// A cluster-scoped kind's dry run names no namespace.
+				if m := regexp.MustCompile(`-n (\S+)`).FindStringSubmatch(e.Command); m != nil {
+					made = append(made, ensureNamespace(ctx, t, cs, m[1])...)
+				}
 				got := kubectl(t, binDir, kubeconfig, "", e.Command)
 				assert.Equal(t, withoutServerSet(e.Output), withoutServerSet(got), "%s (%s): `%s`", c.ID, c.Operator, e.Command)
 				n++

@@ -52,7 +52,8 @@ type Run struct {
 }
 
 // ProbeRun names what a run with probes wrote: everything is labelled
-// aiconform.io/run=RunID, in Namespace, which the run deleted at its end.
+// aiconform.io/run=RunID, in Namespace (a cluster-scoped object is named
+// after RunID instead), which the run deleted at its end.
 type ProbeRun struct {
 	RunID     string `json:"runID"`
 	Namespace string `json:"namespace"`

@@ -24,6 +24,9 @@
 //
 //	ks, err := c.InstallKServe(ctx, rig.OperatorOptions{})  // RawDeployment
 //	kr, err := c.InstallKubeRay(ctx, rig.OperatorOptions{})
+//	tr, js, err := c.InstallTrainer(ctx, rig.OperatorOptions{}) // with JobSet
+//	to, err := c.InstallTrainingOperator(ctx, rig.OperatorOptions{})
+//	kq, err := c.InstallKueue(ctx, rig.OperatorOptions{}) // last: its webhooks see the others' jobs
 //	kr.Stop(ctx)  // webhooks removed first, then the process
 //	kr.Start(ctx) // process again, webhooks registered once served
 //
@@ -34,7 +37,7 @@
 // WaitLeader waits for the previous run's Lease to expire.
 //
 // From make: `make cluster-up` (rig/cmd/rig up) starts a detached rig with
-// its state in .rig/ and both operators on it, `make cluster-down` removes
+// its state in .rig/ and the five operators on it, `make cluster-down` removes
 // their webhooks and stops exactly the PIDs it recorded, and Attach reuses
 // such a rig from a test.
 package rig

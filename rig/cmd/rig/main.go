@@ -49,7 +49,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	case "up":
 		bin := fs.String("bin", "", "directory with the binaries (default: bin/ of the repository)")
 		cpOnly := fs.Bool("control-plane-only", false, "start etcd and kube-apiserver only")
-		noOperators := fs.Bool("no-operators", false, "do not install KServe, KubeRay, Kubeflow Trainer (with JobSet) and the Training Operator on the full rig")
+		noOperators := fs.Bool("no-operators", false, "do not install KServe, KubeRay, Kubeflow Trainer (with JobSet), the Training Operator and Kueue on the full rig")
 		timeout := fs.Duration("timeout", 3*time.Minute, "start-up timeout (the control plane, then each operator)")
 		if err := fs.Parse(args); err != nil {
 			return err
