@@ -10,6 +10,7 @@ import (
 
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/cluster"
+	"github.com/aiconform/aiconform/e2e/framework"
 	"github.com/aiconform/aiconform/rig"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -60,7 +61,7 @@ func TestLivenessOnRig(t *testing.T) {
 		dp := result(t, out, "gpu-device-plugin", "")
 		assert.Equal(t, checks.Pass, dp.Status, dp.Reason)
 		assert.Contains(t, dp.Reason, "DaemonSet kube-system/nvidia-device-plugin-daemonset")
-		assertEvidenceReRuns(t, binDir, kubeconfig, "", out)
+		framework.AssertEvidenceReRuns(t, binDir, kubeconfig, "", out)
 	})
 
 	t.Run("StoppedOperatorsLeasesGoStale", func(t *testing.T) {

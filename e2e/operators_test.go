@@ -15,6 +15,7 @@ import (
 
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/cluster"
+	"github.com/aiconform/aiconform/e2e/framework"
 	"github.com/aiconform/aiconform/report"
 	"github.com/aiconform/aiconform/rig"
 	"github.com/stretchr/testify/assert"
@@ -180,7 +181,7 @@ func TestOperatorsOnRig(t *testing.T) {
 			t.Logf("webhooks-served for %s: %s: %s", op, r.Status, r.Reason)
 		}
 
-		assertEvidenceReRuns(t, binDir, kubeconfig, "", out)
+		framework.AssertEvidenceReRuns(t, binDir, kubeconfig, "", out)
 
 		gpu := result(t, out, "gpu-allocatable", "")
 		assert.Equal(t, checks.Pass, gpu.Status, gpu.Reason)
@@ -230,7 +231,7 @@ func TestOperatorsOnRig(t *testing.T) {
 		for _, v := range verdicts {
 			assert.Equal(t, checks.Implemented, v.Status, "%s as the read-only auditor: %s", v.Requirement.ID, v.Conclusion)
 		}
-		assertEvidenceReRuns(t, binDir, kubeconfig, as, out)
+		framework.AssertEvidenceReRuns(t, binDir, kubeconfig, as, out)
 
 		// ...and a read it may not make is an Error, never a Pass.
 		narrowed := role.DeepCopy()
@@ -347,7 +348,7 @@ func runChecks(ctx context.Context, t *testing.T, kubeconfig, as string) (checks
 	require.NoError(t, err)
 	out := checks.Run(ctx, cache, profiles, registry, checks.RunOptions{Concurrency: 4, Timeout: time.Minute}, time.Now)
 	verdicts := checks.Evaluate(catalog, out)
-	writeReport(t, report.Build(report.Tool{Name: "aiconform", Version: "e2e"}, info, started, time.Now(), out, verdicts))
+	framework.WriteReport(t, report.Build(report.Tool{Name: "aiconform", Version: "e2e"}, info, started, time.Now(), out, verdicts))
 	return out, verdicts
 }
 

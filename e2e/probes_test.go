@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aiconform/aiconform/e2e/framework"
 	"github.com/aiconform/aiconform/probe"
 	"github.com/aiconform/aiconform/report"
 	"github.com/stretchr/testify/assert"
@@ -529,7 +530,7 @@ func assertDryRunsReRun(ctx context.Context, t *testing.T, binDir, kubeconfig st
 				if m := regexp.MustCompile(`-n (\S+)`).FindStringSubmatch(e.Command); m != nil {
 					made = append(made, ensureNamespace(ctx, t, cs, m[1])...)
 				}
-				got := kubectl(t, binDir, kubeconfig, "", e.Command)
+				got := framework.Kubectl(t, binDir, kubeconfig, "", e.Command)
 				assert.Equal(t, withoutServerSet(e.Output), withoutServerSet(got), "%s (%s): `%s`", c.ID, c.Operator, e.Command)
 				n++
 			}

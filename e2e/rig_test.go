@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aiconform/aiconform/e2e/framework"
 	"github.com/aiconform/aiconform/rig"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -26,7 +27,7 @@ type operatorRig struct {
 func startOperatorRig(ctx context.Context, t *testing.T, name string) *operatorRig {
 	t.Helper()
 	began := time.Now()
-	binDir := rigBin(t)
+	binDir := framework.RigBin(t)
 	for _, b := range []string{"kserve-manager", "kuberay-operator", "trainer-controller-manager", "jobset-controller", "training-operator", "kueue"} {
 		if _, err := os.Stat(filepath.Join(binDir, b)); err != nil {
 			t.Fatalf("no %s in %s: run `make tools` first", b, binDir)

@@ -1,20 +1,15 @@
 //go:build e2e
 
-package e2e
+package evidence
 
 import (
-	"bytes"
 	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/cluster"
+	"github.com/aiconform/aiconform/e2e/framework"
 	"github.com/aiconform/aiconform/fixtures/scenarios"
 	"github.com/aiconform/aiconform/report"
 	"github.com/aiconform/aiconform/rig"
@@ -30,7 +25,7 @@ import (
 func TestEvidenceReRuns(t *testing.T) {
 	mods, err := scenarios.OperatorModules()
 	require.NoError(t, err)
-	binDir := rigBin(t)
+	binDir := framework.RigBin(t)
 	for _, sc := range scenarios.All() {
 		t.Run(sc.Name, func(t *testing.T) {
 			// Each scenario has a control plane of its own; two at a time
@@ -55,7 +50,7 @@ func TestEvidenceReRuns(t *testing.T) {
 			require.NoError(t, err)
 			out := checks.Run(ctx, cluster.NewCache(live), profiles, checks.Registry(), checks.RunOptions{Concurrency: 4, Timeout: time.Minute}, time.Now)
 
-			assertEvidenceReRuns(t, binDir, kubeconfig, sc.As, out)
+			framework.AssertEvidenceReRuns(t, binDir, kubeconfig, sc.As, out)
 
 			// The scenario's fault shows on the real API server as it does
 			// in its recording: never a Pass.
@@ -73,7 +68,7 @@ func TestEvidenceReRuns(t *testing.T) {
 			require.NoError(t, err)
 			info, err := live.Info(ctx)
 			require.NoError(t, err)
-			writeReport(t, report.Build(report.Tool{Name: "aiconform", Version: "e2e"}, info, time.Now(), time.Now(), out, checks.Evaluate(catalog, out)))
+			framework.WriteReport(t, report.Build(report.Tool{Name: "aiconform", Version: "e2e"}, info, time.Now(), time.Now(), out, checks.Evaluate(catalog, out)))
 		})
 	}
 }
@@ -95,77 +90,4 @@ var faults = map[string]struct {
 	"device-plugin-missing": {"gpu-device-plugin", "", checks.Fail},
 	"kustomize-installs":    {"crs-reconciled", "kubeflow-trainer", checks.Pass},
 	"kueue-webhook-down":    {"webhooks-served", "kueue", checks.Fail},
-}
-
-// assertEvidenceReRuns runs every evidence command of a run with the rig's
-// kubectl and asserts it prints what the evidence says, AGE aside.
-func assertEvidenceReRuns(t *testing.T, binDir, kubeconfig, as string, out checks.Outcome) {
-	t.Helper()
-	blocks, exact := 0, 0
-	for _, r := range out.Results {
-		for _, step := range r.Evidence {
-			blocks++
-			got := kubectl(t, binDir, kubeconfig, as, step.Command)
-			if got == step.Output {
-				exact++
-				continue
-			}
-			want := withoutAge(step.Output)
-			if strings.Contains(step.Command, "RENEWED:.spec.renewTime") {
-				// A running leader renews every few seconds: the re-run
-				// shows a later renewal of the same holder.
-				want, got = renewedRE.ReplaceAllString(want, "RENEWED"), renewedRE.ReplaceAllString(got, "RENEWED")
-			}
-			assert.Equal(t, want, withoutAge(got),
-				"%s (%s): `%s` prints something else than the report says", r.Check.ID, r.Operator, step.Command)
-		}
-	}
-	require.NotZero(t, blocks, "no evidence at all")
-	t.Logf("%d evidence blocks re-run, %d byte for byte, the rest equal but for AGE", blocks, exact)
-}
-
-// kubectl runs an evidence command line in a shell, with the rig's kubectl
-// first on PATH, and returns what a terminal would show: stdout and stderr
-// in the order written.
-func kubectl(t *testing.T, binDir, kubeconfig, as, command string) string {
-	t.Helper()
-	if as != "" {
-		command = strings.Replace(command, "kubectl ", "kubectl --as="+as+" ", 1)
-	}
-	cmd := exec.Command("bash", "-c", command)
-	cmd.Env = append(os.Environ(), "PATH="+binDir+":"+os.Getenv("PATH"), "KUBECONFIG="+kubeconfig)
-	var buf bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	// kubectl exits 1 on a refused read and grep on no match: the output is
-	// what counts.
-	_ = cmd.Run()
-	return buf.String()
-}
-
-var ageRE = regexp.MustCompile(`\b\d+(s|m|h|d|y)(\d+(s|m|h))?\b`)
-
-// withoutAge masks ages and the padding they shift, which change between
-// the report's capture and the re-run.
-// renewedRE matches a Lease's renewTime as kubectl prints it.
-var renewedRE = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z`)
-
-func withoutAge(s string) string {
-	var lines []string
-	for _, l := range strings.Split(s, "\n") {
-		lines = append(lines, strings.Join(strings.Fields(ageRE.ReplaceAllString(l, "AGE")), " "))
-	}
-	return strings.Join(lines, "\n")
-}
-
-func rigBin(t *testing.T) string {
-	t.Helper()
-	if d := os.Getenv("AICONFORM_RIG_BIN"); d != "" {
-		return d
-	}
-	d, err := filepath.Abs("../bin")
-	require.NoError(t, err)
-	if _, err := os.Stat(filepath.Join(d, "kubectl")); err != nil {
-		t.Fatalf("no kubectl in %s: run `make tools` first", d)
-	}
-	return d
 }

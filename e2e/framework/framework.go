@@ -1,0 +1,127 @@
+//go:build e2e
+
+package framework
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/report"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Kubectl runs an evidence command line in a shell, with the rig's kubectl
+// first on PATH, and returns what a terminal would show: stdout and stderr
+// in the order written.
+func Kubectl(t *testing.T, binDir, kubeconfig, as, command string) string {
+	t.Helper()
+	if as != "" {
+		command = strings.Replace(command, "kubectl ", "kubectl --as="+as+" ", 1)
+	}
+	cmd := exec.Command("bash", "-c", command)
+	cmd.Env = append(os.Environ(), "PATH="+binDir+":"+os.Getenv("PATH"), "KUBECONFIG="+kubeconfig)
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	// kubectl exits 1 on a refused read and grep on no match: the output is
+	// what counts.
+	_ = cmd.Run()
+	return buf.String()
+}
+
+// RigBin is the folder of the rig's binaries: AICONFORM_RIG_BIN, or bin/
+// at the repository root.
+func RigBin(t *testing.T) string {
+	t.Helper()
+	if d := os.Getenv("AICONFORM_RIG_BIN"); d != "" {
+		return d
+	}
+	d, err := filepath.Abs(filepath.Join(repoRoot(t), "bin"))
+	require.NoError(t, err)
+	if _, err := os.Stat(filepath.Join(d, "kubectl")); err != nil {
+		t.Fatalf("no kubectl in %s: run `make tools` first", d)
+	}
+	return d
+}
+
+// repoRoot finds the repository root above the test's folder (tests run in
+// their package's folder, at any depth under e2e/).
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	require.NoError(t, err)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		require.NotEqual(t, dir, parent, "no go.mod above the test's folder")
+		dir = parent
+	}
+}
+
+// WriteReport puts report.md and report.json of a run on disk, as
+// `--out` does, and checks both were written.
+func WriteReport(t *testing.T, rep *report.Report) {
+	t.Helper()
+	require.NoError(t, rep.Seal(checks.Must))
+	dir := t.TempDir()
+	for name, render := range map[string]func(io.Writer, *report.Report) error{"report.md": report.Markdown, "report.json": report.JSON} {
+		f, err := os.Create(filepath.Join(dir, name))
+		require.NoError(t, err)
+		require.NoError(t, render(f, rep))
+		require.NoError(t, f.Close())
+		st, err := os.Stat(f.Name())
+		require.NoError(t, err)
+		assert.NotZero(t, st.Size())
+	}
+}
+
+// AssertEvidenceReRuns runs every evidence command of a run with the rig's
+// kubectl and asserts it prints what the evidence says, AGE aside.
+func AssertEvidenceReRuns(t *testing.T, binDir, kubeconfig, as string, out checks.Outcome) {
+	t.Helper()
+	blocks, exact := 0, 0
+	for _, r := range out.Results {
+		for _, step := range r.Evidence {
+			blocks++
+			got := Kubectl(t, binDir, kubeconfig, as, step.Command)
+			if got == step.Output {
+				exact++
+				continue
+			}
+			want := withoutAge(step.Output)
+			if strings.Contains(step.Command, "RENEWED:.spec.renewTime") {
+				// A running leader renews every few seconds: the re-run
+				// shows a later renewal of the same holder.
+				want, got = renewedRE.ReplaceAllString(want, "RENEWED"), renewedRE.ReplaceAllString(got, "RENEWED")
+			}
+			assert.Equal(t, want, withoutAge(got),
+				"%s (%s): `%s` prints something else than the report says", r.Check.ID, r.Operator, step.Command)
+		}
+	}
+	require.NotZero(t, blocks, "no evidence at all")
+	t.Logf("%d evidence blocks re-run, %d byte for byte, the rest equal but for AGE", blocks, exact)
+}
+
+var ageRE = regexp.MustCompile(`\b\d+(s|m|h|d|y)(\d+(s|m|h))?\b`)
+
+// withoutAge masks ages and the padding they shift, which change between
+// the report's capture and the re-run.
+// renewedRE matches a Lease's renewTime as kubectl prints it.
+var renewedRE = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z`)
+
+func withoutAge(s string) string {
+	var lines []string
+	for _, l := range strings.Split(s, "\n") {
+		lines = append(lines, strings.Join(strings.Fields(ageRE.ReplaceAllString(l, "AGE")), " "))
+	}
+	return strings.Join(lines, "\n")
+}
