@@ -575,7 +575,7 @@ func TestForbiddenIsError(t *testing.T) {
 			refuse: refusal{"kube", "", "pods"},
 			errored: []expect{
 				{"controller-ready", "widgets", checks.Error, "list pods.v1 in namespace demo-system with labels app=widget-controller: pods is forbidden"},
-				{"crs-reconciled", "widgets", checks.Error, "list pods.v1 with labels demo.example.com/widget: pods is forbidden"},
+				{"crs-reconciled", "widgets", checks.Error, "list pods.v1 in namespace apps with labels demo.example.com/widget: pods is forbidden"},
 				{"gpu-allocatable", "", checks.Error, "pods on node gpu-node-1: list pods.v1 with fields spec.nodeName=gpu-node-1: pods is forbidden"},
 				{"controller-lease", "widgets", checks.Error, "list pods.v1 in namespace demo-system with labels app=widget-controller: pods is forbidden"},
 				{"gpu-device-plugin", "", checks.Error, "list pods.v1 in namespace kube-system with labels name=nvidia-device-plugin-ds: pods is forbidden"},
@@ -593,14 +593,14 @@ func TestForbiddenIsError(t *testing.T) {
 			name:   "list replicasets",
 			refuse: refusal{"kube", "apps", "replicasets"},
 			errored: []expect{
-				{"crs-reconciled", "widgets", checks.Error, "list replicasets.v1.apps with labels demo.example.com/widget: replicasets.apps is forbidden"},
+				{"crs-reconciled", "widgets", checks.Error, "list replicasets.v1.apps in namespace apps with labels demo.example.com/widget: replicasets.apps is forbidden"},
 			},
 		},
 		{
 			name:   "list services",
 			refuse: refusal{"kube", "", "services"},
 			errored: []expect{
-				{"crs-reconciled", "widgets", checks.Error, "list services.v1 with labels demo.example.com/widget: services is forbidden"},
+				{"crs-reconciled", "widgets", checks.Error, "list services.v1 in namespace apps with labels demo.example.com/widget: services is forbidden"},
 			},
 		},
 		{

@@ -33,7 +33,7 @@ func (CRsReconciled) Meta() Meta {
 		Title:       "Custom resources reconciled into children",
 		Requirement: "robust_controller",
 		PerOperator: true,
-		Description: "Every custom resource of the kinds the profile names has its ready condition(s) True (Unknown is not True), status.observedGeneration equal to metadata.generation where it is reported, and owns the child kinds the profile names by ownerReferences (pods through Deployment -> ReplicaSet -> Pod), with those children healthy: Deployments Available, at least one pod Running and Ready. Children are found by the profile's label, one LIST per kind for the whole cluster. Resources an aiconform probe made (labelled aiconform.io/run, or in an aiconform-probe- namespace) are listed but not judged. No custom resource at all fails: nothing shows the controller reconciles.",
+		Description: "Every custom resource of the kinds the profile names has its ready condition(s) True (Unknown is not True), status.observedGeneration equal to metadata.generation where it is reported, and owns the child kinds the profile names by ownerReferences (pods through Deployment -> ReplicaSet -> Pod), with those children healthy: Deployments Available, at least one pod Running and Ready. Children are found by the profile's label, one LIST per kind in each namespace that holds such resources (one for the whole cluster when they are in more than 8 namespaces, or cluster-scoped). Resources an aiconform probe made (labelled aiconform.io/run, or in an aiconform-probe- namespace) are listed but not judged. No custom resource at all fails: nothing shows the controller reconciles.",
 		Remediation: "Read the resource's conditions and events (`kubectl describe`), and the controller's logs; a resource that never gets a status means the controller is not reconciling it at all. With no resource in the cluster, create a small one (for KServe, the sklearn iris InferenceService) or run with --probe when available.",
 	}
 }
@@ -82,7 +82,7 @@ func (CRsReconciled) Run(ctx context.Context, env *Env) (Result, error) {
 			crs = append(crs, cr)
 		}
 		total += len(crs)
-		fam, err := readChildren(ctx, env, k)
+		fam, err := readChildren(ctx, env, k, crs)
 		if err != nil {
 			return r, err
 		}
@@ -210,13 +210,61 @@ type family struct {
 	kinds  map[string]string
 }
 
-// readChildren lists, cluster-wide, the objects of each child kind that
-// carry the child label: one LIST per kind, never every pod of the cluster.
-func readChildren(ctx context.Context, env *Env, k ResourceKind) (family, error) {
-	if len(k.Children) == 0 {
+// maxChildNamespaces is how many namespaces crs-reconciled reads children
+// in one by one; beyond it, one cluster-wide LIST per kind costs less.
+const maxChildNamespaces = 8
+
+// readChildren lists the objects of each child kind that carry the child
+// label, in the namespaces of crs: a namespace's LIST is answered from the
+// API server's cache of that namespace alone, where a cluster-wide label
+// selector makes it filter every pod of the cluster. With the resources
+// spread over more namespaces, or cluster-scoped (their children may be
+// anywhere), it is one LIST per kind for the whole cluster. Never every
+// pod of the cluster.
+func readChildren(ctx context.Context, env *Env, k ResourceKind, crs []*unstructured.Unstructured) (family, error) {
+	if len(k.Children) == 0 || len(crs) == 0 {
 		return family{}, nil
 	}
-	return readFamily(ctx, env, k, "", k.ChildLabel)
+	var namespaces []string
+	for _, cr := range crs {
+		if cr.GetNamespace() == "" {
+			return readFamily(ctx, env, k, "", k.ChildLabel)
+		}
+		if !contains(namespaces, cr.GetNamespace()) {
+			namespaces = append(namespaces, cr.GetNamespace())
+		}
+	}
+	if len(namespaces) > maxChildNamespaces {
+		return readFamily(ctx, env, k, "", k.ChildLabel)
+	}
+	sort.Strings(namespaces)
+	var all family
+	for _, ns := range namespaces {
+		f, err := readFamily(ctx, env, k, ns, k.ChildLabel)
+		if err != nil {
+			return all, err
+		}
+		all.add(f)
+	}
+	return all, nil
+}
+
+// add puts g's objects into f.
+func (f *family) add(g family) {
+	f.deployments = append(f.deployments, g.deployments...)
+	f.replicaSets = append(f.replicaSets, g.replicaSets...)
+	f.services = append(f.services, g.services...)
+	f.jobs = append(f.jobs, g.jobs...)
+	f.pods = append(f.pods, g.pods...)
+	if f.custom == nil {
+		f.custom, f.kinds = map[string][]*unstructured.Unstructured{}, map[string]string{}
+	}
+	for crd, objs := range g.custom {
+		f.custom[crd] = append(f.custom[crd], objs...)
+	}
+	for crd, kind := range g.kinds {
+		f.kinds[crd] = kind
+	}
 }
 
 // readFamily lists the child kinds of k: the built-in ones that match

@@ -214,20 +214,23 @@ func (CanaryReconciled) Run(ctx context.Context, env *Env) (Result, error) {
 // finalizer, as Kueue does on its queues.
 func (w *canaryWatch) childless(ctx context.Context, r Result, gone bool, crd *apiextensionsv1.CustomResourceDefinition, cr *unstructured.Unstructured, kind string) (Result, error) {
 	s := w.env.Probe
-	held := ""
-	if f := w.cr.GetFinalizers(); len(f) > 0 {
-		held = fmt.Sprintf(" (finalizers %s)", strings.Join(f, ", "))
-	}
 	if !gone {
 		after := &Env{Cluster: w.env.Cluster.Fresh(), Profile: w.env.Profile, Now: w.env.Now}
 		r.evidence(ctx, after, cluster.Get{Resources: []cluster.Resource{crdResource(crd)}, Namespace: cr.GetNamespace(), Names: []string{cr.GetName()}},
 			"the canary, still there after its deletion")
-		r.finish(Fail, "the canary was Ready in %s, but was still there %s after it was deleted%s: the controller did not release it",
-			seconds(w.readyAt.Sub(w.t0)), s.Timeout, held)
+		why := "nothing removed it"
+		if len(w.heldBy) > 0 {
+			why = "the controller did not remove its finalizers " + strings.Join(w.heldBy, ", ")
+		}
+		r.finish(Fail, "the canary was Ready in %s, but was still there %s after it was deleted: %s", seconds(w.readyAt.Sub(w.t0)), s.Timeout, why)
 		return r, nil
 	}
-	r.finish(Pass, "the canary %s was Ready %s after creation%s; deleted, it was gone in %s",
-		kind, seconds(w.readyAt.Sub(w.t0)), held, seconds(w.collectedAt.Sub(w.deletedAt)))
+	released := ""
+	if len(w.heldBy) > 0 {
+		released = ", once the controller had removed its finalizers " + strings.Join(w.heldBy, ", ")
+	}
+	r.finish(Pass, "the canary %s was Ready %s after creation; deleted, it was gone %s later%s",
+		kind, seconds(w.readyAt.Sub(w.t0)), seconds(w.collectedAt.Sub(w.deletedAt)), released)
 	return r, nil
 }
 
@@ -249,8 +252,9 @@ type canaryWatch struct {
 	cr         *unstructured.Unstructured
 	statusSeen bool
 	ready      bool
-	held       bool // its deletion waited on finalizers
 	gone       bool
+	// heldBy are the finalizers its deletion waited on, once seen.
+	heldBy []string
 	// children are the live children, "Kind/name"; kinds those ever seen.
 	children map[string]bool
 	kinds    map[string]bool
@@ -357,9 +361,9 @@ func (w *canaryWatch) apply(e taggedEvent) {
 			return
 		}
 		w.cr = u
-		if u.GetDeletionTimestamp() != nil && len(u.GetFinalizers()) > 0 && !w.held {
-			w.held = true
-			w.add("deletion waits on finalizers %s", strings.Join(u.GetFinalizers(), ", "))
+		if u.GetDeletionTimestamp() != nil && len(u.GetFinalizers()) > 0 && w.heldBy == nil {
+			w.heldBy = u.GetFinalizers()
+			w.add("deletion waits on finalizers %s", strings.Join(w.heldBy, ", "))
 		}
 		if _, found := u.Object["status"]; found && !w.statusSeen {
 			w.statusSeen = true

@@ -341,6 +341,7 @@ func TestCanaryQueueTimeline(t *testing.T) {
 	w.deletedAt = clock.now()
 	w.apply(taggedEvent{"", watch.Event{Type: watch.Modified, Object: q("True", true)}})
 	assert.True(t, w.collectedAt.IsZero(), "still there: its finalizer holds it")
+	assert.Equal(t, []string{"kueue.x-k8s.io/resource-in-use"}, w.heldBy)
 	w.apply(taggedEvent{"", watch.Event{Type: watch.Deleted, Object: q("True", true)}})
 	assert.False(t, w.collectedAt.IsZero(), "gone once the controller released it")
 	var steps []string

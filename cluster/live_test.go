@@ -101,6 +101,34 @@ func TestLiveListBuiltins(t *testing.T) {
 	}
 }
 
+// What no check reads is dropped as a list arrives: a pod's managed fields
+// and last-applied annotation, a CRD's schemas.
+func TestLiveListTrims(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "p1",
+		Annotations:   map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "{}", "keep": "me"},
+		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate}}},
+		Spec: corev1.PodSpec{NodeName: "n1"}}
+	crd := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "widgets.demo.example.com"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true,
+			Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object"}}}}}}
+	l := &Live{Kube: kubefake.NewClientset(pod), APIExtensions: apiextensionsfake.NewClientset(crd), Now: func() time.Time { return t0 }}
+
+	got, _, err := l.List(context.Background(), Query{Resource: Pods, Namespace: "ns1"})
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	p := got[0].(*corev1.Pod)
+	assert.Nil(t, p.ManagedFields)
+	assert.Equal(t, map[string]string{"keep": "me"}, p.Annotations)
+	assert.Equal(t, "n1", p.Spec.NodeName, "what checks read stays")
+
+	got, _, err = l.List(context.Background(), Query{Resource: CRDs})
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	v := got[0].(*apiextensionsv1.CustomResourceDefinition).Spec.Versions[0]
+	assert.Nil(t, v.Schema)
+	assert.True(t, v.Served)
+}
+
 // Large lists come page by page and are joined.
 func TestLiveListPages(t *testing.T) {
 	kube := kubefake.NewClientset()

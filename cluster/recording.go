@@ -145,9 +145,10 @@ func recordTable(q Query, t *metav1.Table, at time.Time, err error) RecordedTabl
 	return rt
 }
 
-// trim drops what no check reads and what would only bloat a recording or
-// copy an operator's manifests into it: managed fields, the last-applied
-// annotation, and CRD schemas (a CRD's names, versions and conditions stay).
+// trim drops what no check reads and what would only bloat a run's memory
+// or a recording, or copy an operator's manifests into it: managed fields,
+// the last-applied annotation, and CRD schemas (a CRD's names, versions and
+// conditions stay).
 func trim(o runtime.Object) {
 	if m, err := meta.Accessor(o); err == nil {
 		m.SetManagedFields(nil)

@@ -33,7 +33,7 @@ func TestLivenessOnRig(t *testing.T) {
 	require.NotEmpty(t, host, "this machine's hostname cannot be a pod's; the Leases' holders could name no pod")
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	c := startOperatorRig(ctx, t, "liveness")
+	c := startOperatorRig(ctx, t, "liveness", true)
 	binDir, kserve, kuberay := c.BinDir, c.KServe, c.KubeRay
 	operators := []*rig.Operator{kserve, kuberay}
 

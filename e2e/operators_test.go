@@ -104,7 +104,7 @@ func TestOperatorsOnRig(t *testing.T) {
 	began := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	c := startOperatorRig(ctx, t, "operators")
+	c := startOperatorRig(ctx, t, "operators", true)
 	binDir, kserve, kuberay := c.BinDir, c.KServe, c.KubeRay
 	require.Len(t, kuberay.Webhooks(), 1, "KubeRay serves the RayCluster webhook only")
 	assert.Equal(t, "vraycluster.kb.io", kuberay.Webhooks()[0].Name)

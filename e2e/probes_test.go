@@ -39,7 +39,7 @@ func TestProbesOnRig(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
 	aiconform := buildAiconform(t)
-	c := startOperatorRig(ctx, t, "probes")
+	c := startOperatorRig(ctx, t, "probes", false)
 	binDir, kserve, kuberay := c.BinDir, c.KServe, c.KubeRay
 	kubeconfig := c.Kubeconfig()
 	cs, err := kubernetes.NewForConfig(c.RESTConfig())

@@ -15,16 +15,21 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// operatorRig is a full rig with the real KServe, KubeRay, Kubeflow
-// Trainer (with JobSet) and Kubeflow Training Operator installed and
-// running, stopped when the test ends (its logs kept if the test failed).
+// operatorRig is a full rig with the real KServe and KubeRay, and maybe
+// Kubeflow Trainer (with JobSet), the Kubeflow Training Operator and Kueue,
+// installed and running; stopped when the test ends (its logs kept if the
+// test failed). The operators not installed are nil.
 type operatorRig struct {
 	*rig.Cluster
 	KServe, KubeRay, Trainer, JobSet, TrainingOperator, Kueue *rig.Operator
 	BinDir                                                    string
 }
 
-func startOperatorRig(ctx context.Context, t *testing.T, name string) *operatorRig {
+// startOperatorRig starts a full rig with KServe and KubeRay, and with all
+// the training and queueing operators too (Trainer with JobSet, the
+// Training Operator, Kueue) unless servingOnly: tests of the first two
+// need not wait for the other four.
+func startOperatorRig(ctx context.Context, t *testing.T, name string, servingOnly bool) *operatorRig {
 	t.Helper()
 	began := time.Now()
 	binDir := framework.RigBin(t)
@@ -56,6 +61,9 @@ func startOperatorRig(ctx context.Context, t *testing.T, name string) *operatorR
 	kuberay, err := c.InstallKubeRay(ctx, opts)
 	require.NoError(t, err)
 	t.Logf("KubeRay installed in %.1fs; webhooks: %v; not served, not registered: %v", time.Since(step).Seconds(), kuberay.Webhooks(), kuberay.SkippedWebhooks())
+	if servingOnly {
+		return &operatorRig{Cluster: c, KServe: kserve, KubeRay: kuberay, BinDir: binDir}
+	}
 	step = time.Now()
 	trainer, jobset, err := c.InstallTrainer(ctx, opts)
 	require.NoError(t, err)

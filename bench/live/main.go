@@ -546,7 +546,7 @@ func (m *measurer) all(ctx context.Context, runs int, aiconform, reportDir, memp
 	if err != nil {
 		return err
 	}
-	var podsA, nine, ours, unthrottled []sample
+	var podsA, nine, ours, rc, unthrottled []sample
 	for r := 1; r <= runs; r++ {
 		s, err := m.time(ctx, io.Discard, kubectl, "get", "pods", "-A")
 		if err != nil {
@@ -582,6 +582,17 @@ func (m *measurer) all(ctx context.Context, runs int, aiconform, reportDir, memp
 			return err
 		}
 		out.Reset()
+		s, err = m.time(ctx, &out, aiconform, "check", "robust_controller", "--out", fmt.Sprintf("%s-rc-%d", reportDir, r))
+		if err != nil {
+			return fmt.Errorf("%w\n%s", err, out.String())
+		}
+		rc = append(rc, s)
+		m.step("run %d: aiconform check robust_controller: %s, %d MiB", r, s.wall.Round(10*time.Millisecond), s.rssKB/1024)
+
+		if err := m.renew(ctx); err != nil {
+			return err
+		}
+		out.Reset()
 		args := []string{"-unthrottled-check-all"}
 		if r == 1 && memprofile != "" {
 			args = append(args, "-memprofile", memprofile)
@@ -606,7 +617,8 @@ func (m *measurer) all(ctx context.Context, runs int, aiconform, reportDir, memp
 		{"kubectl get pods -A", podsA},
 		{"nine kubectl calls (sequential)", nine},
 		{"aiconform check all", ours},
-		{"  the same, client-go rate limiter off (experiment)", unthrottled},
+		{"aiconform check robust_controller", rc},
+		{"  check all, client-go rate limiter off (experiment)", unthrottled},
 	} {
 		wall, rss := summary(row.s)
 		fmt.Fprintf(w, "%s\t%s\t%d MiB\n", row.what, wall.Round(10*time.Millisecond), rss/1024)
@@ -614,6 +626,14 @@ func (m *measurer) all(ctx context.Context, runs int, aiconform, reportDir, memp
 	if err := w.Flush(); err != nil {
 		return err
 	}
+	// The scale budget, as ratios of the same run's figures: the nine
+	// calls are what a person does by hand today.
+	nineWall, _ := summary(nine)
+	allWall, allRSS := summary(ours)
+	rcWall, _ := summary(rc)
+	fmt.Printf("budget: check robust_controller / nine calls = %.2f (at most 0.50)\n", rcWall.Seconds()/nineWall.Seconds())
+	fmt.Printf("budget: check all / nine calls = %.2f (at most 1.00)\n", allWall.Seconds()/nineWall.Seconds())
+	fmt.Printf("budget: check all peak RSS = %.2f of 150 MiB\n", float64(allRSS)/1024/150)
 	for _, name := range []string{"kube-apiserver", "etcd"} {
 		if pid, ok := pids[name]; ok {
 			if hwm, rss, err := procMemory(pid); err == nil {
