@@ -91,11 +91,7 @@ var notInSystem = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelector
 // (config/components/manager/controller_manager_config.yaml, read from the
 // module: the integrations it enables are the release's), with the rig's
 // ports on loopback.
-func kueueConfig(dir string, webhook, metrics, probe int) (string, error) {
-	mod, err := moduleDir(context.Background(), KueueModule, KueueVersion)
-	if err != nil {
-		return "", err
-	}
+func kueueConfig(dir, mod string, webhook, metrics, probe int) (string, error) {
 	data, err := os.ReadFile(filepath.Join(mod, "config/components/manager/controller_manager_config.yaml"))
 	if err != nil {
 		return "", err

@@ -155,8 +155,9 @@ type operatorSpec struct {
 	webhookPort int
 	args        func(webhookPort, metricsPort, probePort int) []string
 	// configFile, when set, writes the process's configuration file into
-	// dir with those ports, and the process gets --config with its path.
-	configFile func(dir string, webhookPort, metricsPort, probePort int) (string, error)
+	// dir with those ports (moduleDir holds the release's own), and the
+	// process gets --config with its path.
+	configFile func(dir, moduleDir string, webhookPort, metricsPort, probePort int) (string, error)
 	env        []string
 	// beforeStart applies what the process reads at start-up; afterReady
 	// what a release install applies once the controller runs (objects
@@ -372,7 +373,7 @@ func (o *Operator) Start(ctx context.Context) error {
 	env = append(env, o.spec.env...)
 	args := o.spec.args(port, ports[0], ports[1])
 	if o.spec.configFile != nil {
-		path, err := o.spec.configFile(o.dir, port, ports[0], ports[1])
+		path, err := o.spec.configFile(o.dir, o.moduleDir, port, ports[0], ports[1])
 		if err != nil {
 			return err
 		}

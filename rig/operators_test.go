@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
 )
 
 // The rig reads CRDs and webhooks from the module version it names; the
@@ -44,4 +45,41 @@ func TestOperatorSpecsSelectTheirOwnPods(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Kueue's configuration is its release's file with the rig's ports and
+// namespace: what the release enables (its integrations) stays.
+func TestKueueConfigKeepsTheRelease(t *testing.T) {
+	mod, dir := t.TempDir(), t.TempDir()
+	cfgDir := filepath.Join(mod, "config/components/manager")
+	require.NoError(t, os.MkdirAll(cfgDir, 0o755))
+	release := `apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+health:
+  healthProbeBindAddress: :8081
+webhook:
+  port: 9443
+leaderElection:
+  leaderElect: true
+  resourceName: c1f6bfd2.kueue.x-k8s.io
+integrations:
+  frameworks: [batch/job, trainer.kubeflow.org/trainjob]
+`
+	require.NoError(t, os.WriteFile(filepath.Join(cfgDir, "controller_manager_config.yaml"), []byte(release), 0o644))
+	path, err := kueueConfig(dir, mod, 1001, 1002, 1003)
+	require.NoError(t, err)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var cfg map[string]any
+	require.NoError(t, yaml.Unmarshal(data, &cfg))
+	assert.Equal(t, "kueue-system", cfg["namespace"])
+	assert.Equal(t, map[string]any{"port": float64(1001)}, cfg["webhook"])
+	assert.Equal(t, map[string]any{"bindAddress": "127.0.0.1:1002"}, cfg["metrics"])
+	assert.Equal(t, map[string]any{"healthProbeBindAddress": "127.0.0.1:1003"}, cfg["health"])
+	assert.Equal(t, map[string]any{"leaderElect": true, "resourceName": "c1f6bfd2.kueue.x-k8s.io", "resourceNamespace": "kueue-system"}, cfg["leaderElection"])
+	assert.Equal(t, map[string]any{"frameworks": []any{"batch/job", "trainer.kubeflow.org/trainjob"}}, cfg["integrations"])
+
+	require.NoError(t, os.WriteFile(filepath.Join(cfgDir, "controller_manager_config.yaml"), []byte("kind: Configuration\n"), 0o644))
+	_, err = kueueConfig(dir, mod, 1, 2, 3)
+	assert.ErrorContains(t, err, "no leaderElection.resourceName", "a release that names no lease is not one the rig knows")
 }

@@ -66,7 +66,7 @@ func jobSetSpec() operatorSpec {
 		// DefaultLeaderElectionID of its configuration API.
 		lease:            "6d4f6a47.jobset.x-k8s.io",
 		podNamespaceFile: true,
-		configFile: func(dir string, webhook, metrics, probe int) (string, error) {
+		configFile: func(dir, _ string, webhook, metrics, probe int) (string, error) {
 			// Its configuration file, as the release's ConfigMap holds it,
 			// with the rig's ports on loopback.
 			path := filepath.Join(dir, "jobset-config.yaml")
