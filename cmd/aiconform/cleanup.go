@@ -71,9 +71,14 @@ func (o *CleanupOptions) Run(ctx context.Context) error {
 			return &clusterError{err}
 		}
 	}
-	kinds, err := clusterScopedProbeKinds(mapper)
+	kinds, unresolved, err := clusterScopedProbeKinds(mapper)
 	if err != nil {
-		return &clusterError{err}
+		return err
+	}
+	// A kind discovery could not resolve is said, not fatal: the probe
+	// namespaces are deleted all the same.
+	for _, u := range unresolved {
+		fmt.Fprintf(o.streams.ErrOut, "Warning: not looked for leftovers of %s\n", u)
 	}
 	done, err := probe.Cleanup(ctx, dyn, o.RunID, kinds)
 	for _, l := range done {
@@ -90,24 +95,24 @@ func (o *CleanupOptions) Run(ctx context.Context) error {
 
 // clusterScopedProbeKinds resolves the built-in probes' kinds that the
 // cluster serves cluster-scoped; a kind it does not serve has nothing left.
-func clusterScopedProbeKinds(mapper meta.RESTMapper) ([]schema.GroupVersionResource, error) {
+// unresolved says which kinds discovery failed for, and why.
+func clusterScopedProbeKinds(mapper meta.RESTMapper) (kinds []schema.GroupVersionResource, unresolved []string, err error) {
 	ps, err := checks.BuiltinProfiles()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var out []schema.GroupVersionResource
 	for _, gvk := range checks.ProbeKinds(ps) {
 		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 		switch {
 		case meta.IsNoMatchError(err):
 			continue
 		case err != nil:
-			return nil, fmt.Errorf("resolve %s: %w", gvk.GroupKind(), err)
-		case m.Scope.Name() == meta.RESTScopeNameRoot && !slices.Contains(out, m.Resource):
-			out = append(out, m.Resource)
+			unresolved = append(unresolved, fmt.Sprintf("%s: %v", gvk.GroupKind(), err))
+		case m.Scope.Name() == meta.RESTScopeNameRoot && !slices.Contains(kinds, m.Resource):
+			kinds = append(kinds, m.Resource)
 		}
 	}
-	return out, nil
+	return kinds, unresolved, nil
 }
 
 func (o *CleanupOptions) selector() string {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -128,4 +129,23 @@ func TestDescribeCleanup(t *testing.T) {
 		Waiting: "Some content in the namespace has finalizers remaining: inferenceservice.finalizers in 1 resource instances"}
 	assert.Equal(t, `namespace "aiconform-probe-b" is being deleted since 2026-11-29T10:00:00Z (2h0m0s ago): Some content in the namespace has finalizers remaining: inferenceservice.finalizers in 1 resource instances (finalizers are removed by the operator that set them, once it runs)`,
 		describeCleanup(stuck, fixedClock()))
+}
+
+// failingMapper stands for discovery that cannot answer for a group (an
+// aggregated API down, say).
+type failingMapper struct{ meta.RESTMapper }
+
+func (failingMapper) RESTMapping(gk schema.GroupKind, _ ...string) (*meta.RESTMapping, error) {
+	return nil, fmt.Errorf("unable to retrieve the complete list of server APIs: %s: stale GroupVersion discovery", gk.Group)
+}
+
+func TestCleanupWhenDiscoveryFails(t *testing.T) {
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+		map[schema.GroupVersionResource]string{probe.Namespaces: "NamespaceList"}, probeNamespace("aiconform-probe-a", "a"))
+	var out, errOut bytes.Buffer
+	o := &CleanupOptions{dynamic: dyn, mapper: failingMapper{meta.NewDefaultRESTMapper(nil)}, now: fixedClock,
+		streams: genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}}
+	require.NoError(t, o.Run(context.Background()))
+	assert.Equal(t, "namespace \"aiconform-probe-a\" deleted\n", out.String(), "the namespaces are deleted all the same")
+	assert.Contains(t, errOut.String(), "Warning: not looked for leftovers of ClusterQueue.kueue.x-k8s.io: ")
 }
