@@ -39,6 +39,18 @@ type Live struct {
 	Now     func() time.Time
 }
 
+// NewLiveFor is NewLive for a kubeconfig file's current context, as user
+// as when as is set (as --as does): what tools and tests that start their
+// own API server need.
+func NewLiveFor(kubeconfig, as string, now func() time.Time) (*Live, error) {
+	flags := genericclioptions.NewConfigFlags(false)
+	flags.KubeConfig = &kubeconfig
+	if as != "" {
+		flags.Impersonate = &as
+	}
+	return NewLive(flags, now)
+}
+
 // NewLive builds the clients from kubectl's flags (kubeconfig, context,
 // impersonation, timeouts).
 func NewLive(flags genericclioptions.RESTClientGetter, now func() time.Time) (*Live, error) {

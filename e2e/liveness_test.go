@@ -16,7 +16,6 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -154,9 +153,7 @@ func TestLivenessOnRig(t *testing.T) {
 // a fresh cache: controller-lease for every profile, gpu-device-plugin.
 func runLiveness(ctx context.Context, t *testing.T, kubeconfig string) checks.Outcome {
 	t.Helper()
-	flags := genericclioptions.NewConfigFlags(false)
-	flags.KubeConfig = &kubeconfig
-	live, err := cluster.NewLive(flags, time.Now)
+	live, err := cluster.NewLiveFor(kubeconfig, "", time.Now)
 	require.NoError(t, err)
 	profiles, err := checks.BuiltinProfiles()
 	require.NoError(t, err)

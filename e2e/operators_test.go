@@ -5,7 +5,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -30,7 +29,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
@@ -330,12 +328,7 @@ func TestOperatorsOnRig(t *testing.T) {
 // the report files beside the test's other output.
 func runChecks(ctx context.Context, t *testing.T, kubeconfig, as string) (checks.Outcome, []checks.Verdict) {
 	t.Helper()
-	flags := genericclioptions.NewConfigFlags(false)
-	flags.KubeConfig = &kubeconfig
-	if as != "" {
-		flags.Impersonate = &as
-	}
-	live, err := cluster.NewLive(flags, time.Now)
+	live, err := cluster.NewLiveFor(kubeconfig, as, time.Now)
 	require.NoError(t, err)
 	profiles, err := checks.BuiltinProfiles()
 	require.NoError(t, err)
@@ -350,23 +343,6 @@ func runChecks(ctx context.Context, t *testing.T, kubeconfig, as string) (checks
 	verdicts := checks.Evaluate(catalog, out)
 	framework.WriteReport(t, report.Build(report.Tool{Name: "aiconform", Version: "e2e"}, info, started, time.Now(), out, verdicts))
 	return out, verdicts
-}
-
-// writeReport puts report.md and report.json of a run on disk, as
-// `--out` does, and checks both were written.
-func writeReport(t *testing.T, rep *report.Report) {
-	t.Helper()
-	require.NoError(t, rep.Seal(checks.Must))
-	dir := t.TempDir()
-	for name, render := range map[string]func(io.Writer, *report.Report) error{"report.md": report.Markdown, "report.json": report.JSON} {
-		f, err := os.Create(filepath.Join(dir, name))
-		require.NoError(t, err)
-		require.NoError(t, render(f, rep))
-		require.NoError(t, f.Close())
-		st, err := os.Stat(f.Name())
-		require.NoError(t, err)
-		assert.NotZero(t, st.Size())
-	}
 }
 
 // assertNotMet asserts that a fault of one operator shows: the check gives

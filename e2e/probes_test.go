@@ -18,6 +18,7 @@ import (
 	"github.com/aiconform/aiconform/e2e/framework"
 	"github.com/aiconform/aiconform/probe"
 	"github.com/aiconform/aiconform/report"
+	"github.com/aiconform/aiconform/rig"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -135,39 +136,31 @@ func TestProbesOnRig(t *testing.T) {
 		assertNoLeftovers(ctx, t, cs, dyn)
 	})
 
-	t.Run("ControllerStopped", func(t *testing.T) {
-		// The rig's Stop unregisters the webhooks first, so the canary is
-		// admitted and then nothing reconciles it.
-		require.NoError(t, kuberay.Stop(ctx))
-		defer restart(ctx, t, kuberay)
-		rep, _ := run(t, "--operator", "kuberay", "--probe-timeout", "15s")
-		canary := reportCheck(t, rep, "canary-reconciled", "kuberay")
+	// A stopped controller: Stop unregisters the operator's webhooks first
+	// (for Kueue, else every pod and Job of the rig would be refused), so
+	// the canary is admitted and then nothing reconciles it.
+	controllerStopped := func(t *testing.T, o *rig.Operator, kind, timeout, webhook string) {
+		require.NoError(t, o.Stop(ctx))
+		defer restart(ctx, t, o)
+		rep, _ := run(t, "--operator", o.Name(), "--probe-timeout", timeout)
+		canary := reportCheck(t, rep, "canary-reconciled", o.Name())
 		assert.Equal(t, "fail", canary.Status, canary.Reason)
-		assert.Contains(t, canary.Reason, "not reconciled within 15s")
+		assert.Contains(t, canary.Reason, kind+" was not reconciled within "+timeout)
 		assert.Contains(t, strings.Join(canary.Details, "\n"), "the controller wrote no status")
-		answer := reportCheck(t, rep, "webhooks-answer", "kuberay")
+		answer := reportCheck(t, rep, "webhooks-answer", o.Name())
 		assert.Equal(t, "fail", answer.Status, answer.Reason)
+		assert.Contains(t, answer.Reason, webhook+" of ")
 		assert.Contains(t, answer.Reason, "is not registered")
-		assertNoLeftovers(ctx, t, cs, dyn)
-	})
-
-	t.Run("KueueControllerStopped", func(t *testing.T) {
-		// As for KubeRay: Stop unregisters its webhooks first (else every
-		// pod and Job of the rig would be refused), so the canary queue is
-		// admitted and nothing takes it in.
-		require.NoError(t, c.Kueue.Stop(ctx))
-		defer restart(ctx, t, c.Kueue)
-		rep, _ := run(t, "--operator", "kueue", "--probe-timeout", "10s")
-		canary := reportCheck(t, rep, "canary-reconciled", "kueue")
-		assert.Equal(t, "fail", canary.Status, canary.Reason)
-		assert.Contains(t, canary.Reason, "ClusterQueue was not reconciled within 10s")
-		assert.Contains(t, strings.Join(canary.Details, "\n"), "the controller wrote no status")
-		answer := reportCheck(t, rep, "webhooks-answer", "kueue")
-		assert.Equal(t, "fail", answer.Status, answer.Reason)
-		assert.Contains(t, answer.Reason, "vclusterqueue.kb.io of Kueue is not registered")
 		assert.NotEqual(t, "Implemented", requirement(t, rep, "robust_controller").Status)
-		// The queue had no finalizer yet: the run deleted it on its way out.
 		assertNoLeftovers(ctx, t, cs, dyn)
+	}
+	t.Run("ControllerStopped", func(t *testing.T) {
+		controllerStopped(t, kuberay, "RayCluster", "15s", "vraycluster.kb.io")
+	})
+	t.Run("KueueControllerStopped", func(t *testing.T) {
+		// Its canary queue had no finalizer yet: the run deletes it on its
+		// way out, which assertNoLeftovers sees.
+		controllerStopped(t, c.Kueue, "ClusterQueue", "10s", "vclusterqueue.kb.io")
 	})
 
 	t.Run("TrainerWebhookServerStopped", func(t *testing.T) {

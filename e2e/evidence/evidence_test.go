@@ -15,7 +15,6 @@ import (
 	"github.com/aiconform/aiconform/rig"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 )
 
 // TestEvidenceReRuns is the promise of every report: each block's command,
@@ -39,12 +38,7 @@ func TestEvidenceReRuns(t *testing.T) {
 			require.NoError(t, scenarios.Build(ctx, c.RESTConfig(), mods, sc))
 
 			kubeconfig := c.Kubeconfig()
-			flags := genericclioptions.NewConfigFlags(false)
-			flags.KubeConfig = &kubeconfig
-			if sc.As != "" {
-				flags.Impersonate = &sc.As
-			}
-			live, err := cluster.NewLive(flags, time.Now)
+			live, err := cluster.NewLiveFor(kubeconfig, sc.As, time.Now)
 			require.NoError(t, err)
 			profiles, err := checks.BuiltinProfiles()
 			require.NoError(t, err)
