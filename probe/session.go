@@ -66,15 +66,10 @@ type Session struct {
 	closed   bool
 	inflight sync.WaitGroup
 	nsDone   bool
-	// made are the cluster-scoped objects the session created: deleting
-	// the namespace does not delete them.
-	made []made
-}
-
-// made is one cluster-scoped object a session created.
-type made struct {
-	gvr  schema.GroupVersionResource
-	name string
+	// clusterKinds are the cluster-scoped resources the session created
+	// objects of: deleting the namespace does not delete those, Close
+	// finds them by the run label.
+	clusterKinds []schema.GroupVersionResource
 }
 
 // NewSession prepares a session; nothing is written until a check asks.
@@ -179,8 +174,8 @@ func (s *Session) DryRun(ctx context.Context, m *meta.RESTMapping, obj *unstruct
 	return s.resource(m).Create(ctx, obj, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 }
 
-// Create stores obj in the run's namespace. A cluster-scoped object is
-// remembered, before it is sent, so that Close deletes it even when the
+// Create stores obj in the run's namespace. A cluster-scoped object's kind
+// is remembered before it is sent, so that Close looks for it even when the
 // answer is lost.
 func (s *Session) Create(ctx context.Context, m *meta.RESTMapping, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	done, err := s.begin()
@@ -190,7 +185,9 @@ func (s *Session) Create(ctx context.Context, m *meta.RESTMapping, obj *unstruct
 	defer done()
 	if !namespaced(m) {
 		s.mu.Lock()
-		s.made = append(s.made, made{m.Resource, obj.GetName()})
+		if !slices.Contains(s.clusterKinds, m.Resource) {
+			s.clusterKinds = append(s.clusterKinds, m.Resource)
+		}
 		s.mu.Unlock()
 	}
 	return s.resource(m).Create(ctx, obj, metav1.CreateOptions{})
@@ -237,15 +234,11 @@ func (s *Session) Close(ctx context.Context) ([]Leftover, error) {
 	case <-waited:
 	case <-ctx.Done():
 		// Delete anyway: a create still in flight lands in a namespace that
-		// is being deleted, or is refused by it.
+		// is being deleted, or is refused by it; a cluster-scoped one that
+		// lands after this is left for `aiconform cleanup`.
 	}
 	s.mu.Lock()
-	var kinds []schema.GroupVersionResource
-	for _, o := range s.made {
-		if !slices.Contains(kinds, o.gvr) {
-			kinds = append(kinds, o.gvr)
-		}
-	}
+	kinds := slices.Clone(s.clusterKinds)
 	s.mu.Unlock()
 	return Cleanup(ctx, s.dyn, s.RunID, kinds)
 }
