@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
+	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -12,38 +15,62 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func sleepBinary(t *testing.T) string {
-	t.Helper()
-	p, err := exec.LookPath("sleep")
-	if err != nil {
-		t.Skip("no sleep binary")
+// blockEnv makes the test binary, re-executed as a child, wait for a
+// signal instead of running tests. The children are this binary rather
+// than the machine's sleep, which a CI sandbox may wrap in a script whose
+// command line names the shell: isOurs would then rightly refuse it.
+const blockEnv = "AICONFORM_RIG_TEST_BLOCK"
+
+func init() {
+	if os.Getenv(blockEnv) == "" {
+		return
 	}
-	return p
+	// init runs before any TestMain, so the e2e build's rig never starts
+	// in a child.
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, syscall.SIGTERM, syscall.SIGINT)
+	<-c
+	os.Exit(0)
+}
+
+// blocker returns the executable and environment of a child that runs
+// until it is signalled.
+func blocker(t *testing.T) (string, []string) {
+	t.Helper()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	return exe, []string{blockEnv + "=1"}
 }
 
 func TestStopDirStopsOnlyRecordedProcesses(t *testing.T) {
-	sleep := sleepBinary(t)
+	exe, env := blocker(t)
 	dir := t.TempDir()
 
 	// Started detached, as `rig up` does, then forgotten by this process:
 	// StopDir must find it through state.json alone.
-	p, err := startProcess("sleeper", sleep, []string{"300"}, dir, nil, true)
+	p, err := startProcess("sleeper", exe, nil, dir, env, true)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.cmd.Process.Kill() })
 
 	// A live process the rig did not start, recorded with another
 	// executable: StopDir must leave it alone.
-	other := exec.Command(sleep, "300")
+	other := exec.Command(exe)
+	other.Env = env
 	require.NoError(t, other.Start())
 	t.Cleanup(func() { _ = other.Process.Kill(); _ = other.Wait() })
 
 	st := state{Processes: []*process{
-		{Name: "sleeper", PID: p.PID, Exe: sleep},
+		{Name: "sleeper", PID: p.PID, Exe: exe},
 		{Name: "impostor", PID: other.Process.Pid, Exe: "/not/the/same/binary"},
 	}}
 	data, err := json.Marshal(st)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, stateFile), data, 0o644))
+
+	// Said first, so a failure below tells a stop that did not happen from
+	// a process that was never recognised.
+	cmdline, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p.PID), "cmdline"))
+	require.True(t, st.Processes[0].isOurs(), "the recorded child is not recognised: /proc/%d/cmdline %q, executable %q", p.PID, cmdline, exe)
 
 	require.NoError(t, StopDir(dir))
 	select {
@@ -52,7 +79,7 @@ func TestStopDirStopsOnlyRecordedProcesses(t *testing.T) {
 		t.Fatal("recorded process still running")
 	}
 	assert.Nil(t, other.ProcessState, "unrecorded process must not be reaped")
-	assert.True(t, (&process{PID: other.Process.Pid, Exe: sleep}).isOurs(), "unrecorded process still running")
+	assert.True(t, (&process{PID: other.Process.Pid, Exe: exe}).isOurs(), "unrecorded process still running")
 	_, err = os.Stat(filepath.Join(dir, stateFile))
 	assert.ErrorIs(t, err, os.ErrNotExist, "state file removed after stop")
 
