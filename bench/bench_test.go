@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/builtin"
 	"github.com/aiconform/aiconform/cluster"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -130,7 +131,7 @@ func TestReplayRecording(t *testing.T) {
 	cache := cluster.NewCache(NewSource(objs))
 	info, err := cache.Info(ctx)
 	require.NoError(t, err)
-	rec, err := checks.Record(ctx, cache, info, profiles, time.Minute, time.Now)
+	rec, err := checks.Record(ctx, cache, info, profiles, builtin.Registry(), time.Minute, time.Now)
 	require.NoError(t, err)
 	data, err := rec.Marshal()
 	require.NoError(t, err)
@@ -169,7 +170,7 @@ func BenchmarkReplayRecording(b *testing.B) {
 	cache := cluster.NewCache(src)
 	info, err := cache.Info(ctx)
 	require.NoError(b, err)
-	rec, err := checks.Record(ctx, cache, info, profiles, time.Minute, time.Now)
+	rec, err := checks.Record(ctx, cache, info, profiles, builtin.Registry(), time.Minute, time.Now)
 	require.NoError(b, err)
 	// A snapshot of this size is written as JSON (`--out FILE.json`); YAML
 	// is measured beside it to show why.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/builtin"
 	"github.com/aiconform/aiconform/cluster"
 	"github.com/aiconform/aiconform/report"
 )
@@ -24,7 +25,7 @@ type Run struct {
 // the report built, sealed and rendered as Markdown and JSON (into
 // io.Discard: writing files is not what is measured).
 func CheckAll(ctx context.Context, src cluster.Source) (Run, error) {
-	registry := checks.Registry()
+	registry := builtin.Registry()
 	catalog, err := checks.Catalog(registry)
 	if err != nil {
 		return Run{}, err

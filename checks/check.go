@@ -127,10 +127,10 @@ type Check interface {
 	Run(ctx context.Context, env *Env) (Result, error)
 }
 
-// evidence renders g and adds it to r. A Table that cannot be read is kept
+// AddEvidence renders g and adds it to r. A Table that cannot be read is kept
 // as a step saying so, since partial evidence is still evidence of what
 // was tried.
-func (r *Result) evidence(ctx context.Context, env *Env, g cluster.Get, note string) {
+func (r *Result) AddEvidence(ctx context.Context, env *Env, g cluster.Get, note string) {
 	out, at, err := env.Cluster.Print(ctx, g)
 	if err != nil {
 		if out == "" {
@@ -145,8 +145,8 @@ func (r *Result) evidence(ctx context.Context, env *Env, g cluster.Get, note str
 	r.Evidence = append(r.Evidence, Step{Command: g.Command(), Output: out, CapturedAt: at.UTC(), Note: note})
 }
 
-// finish sets a verdict and its reason.
-func (r *Result) finish(s Status, format string, args ...any) {
+// Finish sets a verdict and its reason.
+func (r *Result) Finish(s Status, format string, args ...any) {
 	r.Status = s
 	r.Reason = fmt.Sprintf(format, args...)
 }

@@ -47,7 +47,7 @@ func Evaluate(reqs []Requirement, out Outcome) []Verdict {
 	for _, req := range reqs {
 		var rs []Result
 		for _, r := range out.Results {
-			if contains(req.Checks, r.Check.ID) {
+			if Contains(req.Checks, r.Check.ID) {
 				rs = append(rs, r)
 			}
 		}

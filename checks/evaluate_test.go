@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/checkstest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -292,15 +293,15 @@ func TestEvaluateOperators(t *testing.T) {
 			assert.True(t, strings.HasSuffix(v.Conclusion, tc.others), "conclusion %q does not end with %q", v.Conclusion, tc.others)
 			require.Len(t, v.Operators, len(tc.dets), "one verdict per profile")
 			for op, st := range tc.operators {
-				assert.Equal(t, st, operatorVerdict(t, v, op).Verdict, op)
+				assert.Equal(t, st, checkstest.OperatorVerdict(t, v, op).Verdict, op)
 			}
 			for op, reason := range tc.reasons {
-				assert.Equal(t, reason, operatorVerdict(t, v, op).Reason, op)
+				assert.Equal(t, reason, checkstest.OperatorVerdict(t, v, op).Reason, op)
 			}
 			assert.Len(t, v.Results, len(tc.results))
 			assertErrorNeverImplemented(t, v)
 			if v.Operator != "" {
-				carrier := operatorVerdict(t, v, v.Operator)
+				carrier := checkstest.OperatorVerdict(t, v, v.Operator)
 				assert.Contains(t, []checks.Status{checks.Pass, checks.Warn}, carrier.Verdict)
 			}
 		})
@@ -320,7 +321,7 @@ func TestEvaluateOperatorsWhenNothingWasJudged(t *testing.T) {
 		v := checks.Evaluate([]checks.Requirement{perOperator}, out)[0]
 		assert.Equal(t, checks.Error, v.Result)
 		assert.NotContains(t, v.Conclusion, "no AI operator with CRDs was found")
-		assert.NotEqual(t, "not installed", operatorVerdict(t, v, "alpha").Reason)
+		assert.NotEqual(t, "not installed", checkstest.OperatorVerdict(t, v, "alpha").Reason)
 	})
 	t.Run("an operator is detected but every check skipped", func(t *testing.T) {
 		out := checks.Outcome{Detections: detections(true), Results: []checks.Result{

@@ -1,11 +1,9 @@
 package checks
 
 import (
-	"context"
 	"fmt"
 	"slices"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
@@ -18,7 +16,7 @@ type Probe struct {
 	// deny: it passes the CRD's schema, so only the webhook can refuse it.
 	Invalid string `yaml:"invalid"`
 	// DeniedBy is the webhook that must deny Invalid, found by name among
-	// the operator's own webhooks (see operatorWebhooks).
+	// the operator's own webhooks (see operatorWebhooks in checks/operator).
 	DeniedBy WebhookName `yaml:"deniedBy"`
 	// DeniedWith is a part of the operator's denial message. When another
 	// component registers a webhook of the same name on the same kinds
@@ -54,6 +52,14 @@ func (w WebhookName) String() string {
 	}
 	return w.Configuration + "/" + w.Webhook
 }
+
+// InvalidObject is Invalid parsed, or nil when the profile sends none. It is
+// shared by every run: change only a DeepCopy of it.
+func (pr *Probe) InvalidObject() *unstructured.Unstructured { return pr.invalid }
+
+// CanaryObject is Canary parsed, or nil when the profile sends none. It is
+// shared by every run: change only a DeepCopy of it.
+func (pr *Probe) CanaryObject() *unstructured.Unstructured { return pr.canary }
 
 // parse reads the probe's objects and checks they belong to the profile.
 func (pr *Probe) parse(p *Profile) error {
@@ -95,7 +101,7 @@ func parseObject(text string, p *Profile) (*unstructured.Unstructured, error) {
 		return nil, fmt.Errorf("apiVersion %q: %w", u.GetAPIVersion(), err)
 	case u.GetKind() == "" || u.GetName() == "":
 		return nil, fmt.Errorf("kind and metadata.name are required")
-	case !contains(p.Groups, gv.Group):
+	case !Contains(p.Groups, gv.Group):
 		return nil, fmt.Errorf("%s is not in the profile's groups %v", u.GetAPIVersion(), p.Groups)
 	case u.GetNamespace() != "":
 		return nil, fmt.Errorf("metadata.namespace must be left out: probes use a namespace of their own")
@@ -119,48 +125,4 @@ func ProbeKinds(ps []*Profile) []schema.GroupVersionKind {
 		}
 	}
 	return out
-}
-
-// named is the first of hooks called name, in a configuration called as
-// n says when it says.
-func named(hooks []webhookRef, n WebhookName) (webhookRef, bool) {
-	for _, h := range hooks {
-		if h.name == n.Webhook && (n.Configuration == "" || h.config == n.Configuration) {
-			return h, true
-		}
-	}
-	for _, h := range hooks {
-		if h.name == n.Webhook {
-			return h, true // the configuration is named otherwise by this install
-		}
-	}
-	return webhookRef{}, false
-}
-
-// twins are the configurations of other components' webhooks called like
-// own on the group: a denial quoting that name could be theirs.
-func twins(others []webhookRef, own webhookRef, group string) []string {
-	var out []string
-	for _, h := range others {
-		if h.name == own.name && rulesName(h.rules, []string{group}) {
-			out = append(out, h.config)
-		}
-	}
-	return out
-}
-
-// kindOf finds the custom resource kind of obj among the CRDs the cluster
-// serves, for the profile's resource entry and kubectl's resource name.
-func kindOf(ctx context.Context, env *Env, obj *unstructured.Unstructured) (*apiextensionsv1.CustomResourceDefinition, error) {
-	crds, err := listCRDs(ctx, env.Cluster)
-	if err != nil {
-		return nil, err
-	}
-	gvk := obj.GroupVersionKind()
-	for _, crd := range crds {
-		if crd.Spec.Group == gvk.Group && crd.Spec.Names.Kind == gvk.Kind {
-			return crd, nil
-		}
-	}
-	return nil, fmt.Errorf("the cluster serves no CRD of kind %s", gvk.GroupKind())
 }

@@ -88,8 +88,8 @@ type ResourceKind struct {
 // childKinds are the built-in kinds a profile may name as children.
 var childKinds = []string{"Deployment", "Job", "Pod", "Service"}
 
-// customChild is true for a child named by its CRD (plural.group).
-func customChild(kind string) bool { return strings.Contains(kind, ".") }
+// CustomChild is true for a child named by its CRD (plural.group).
+func CustomChild(kind string) bool { return strings.Contains(kind, ".") }
 
 //go:embed profiles/*.yaml
 var builtinProfiles embed.FS
@@ -233,7 +233,7 @@ func (p *Profile) validate(doc *yaml.Node) error {
 			return at("children", "resource %s: children need a childLabel to find them", r.CRD)
 		}
 		for _, k := range r.Children {
-			if !contains(childKinds, k) && !customChild(k) {
+			if !Contains(childKinds, k) && !CustomChild(k) {
 				return at("children", "resource %s: child kind %q, want one of %v or a CRD name (plural.group)", r.CRD, k, childKinds)
 			}
 		}
@@ -270,14 +270,5 @@ func valueOf(n *yaml.Node, key string) *yaml.Node {
 // ownsCRD is true when the CRD name (plural.group) is in one of p's groups.
 func (p *Profile) ownsCRD(name string) bool {
 	_, group, ok := strings.Cut(name, ".")
-	return ok && contains(p.Groups, group)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
+	return ok && Contains(p.Groups, group)
 }

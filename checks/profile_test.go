@@ -4,12 +4,13 @@ import (
 	"testing"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/checkstest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func TestBuiltinProfiles(t *testing.T) {
-	ps := builtinProfiles(t)
+	ps := checkstest.BuiltinProfiles(t)
 	var names []string
 	for _, p := range ps {
 		names = append(names, p.Name)
@@ -190,4 +191,36 @@ resources:
 `))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "p.yaml:13:")
+}
+
+func TestProbeProfileErrors(t *testing.T) {
+	base := `
+name: widgets
+groups: [demo.example.com]
+controller: {namespace: demo, selector: app=widgets}
+`
+	tests := []struct{ name, probe, want string }{
+		{"deniedBy missing", "probe:\n  invalid: |\n    apiVersion: demo.example.com/v1\n    kind: Widget\n    metadata: {name: bad}\n", "deniedBy: webhook is required with invalid"},
+		{"other group", "probe:\n  canary: |\n    apiVersion: other.example.com/v1\n    kind: Widget\n    metadata: {name: c}\n", "not in the profile's groups"},
+		{"namespace set", "probe:\n  canary: |\n    apiVersion: demo.example.com/v1\n    kind: Widget\n    metadata: {name: c, namespace: default}\n", "metadata.namespace must be left out"},
+		{"empty", "probe: {}\n", "neither invalid nor canary is set"},
+		{"not YAML", "probe:\n  canary: '{'\n", "probe: canary"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := checks.ParseProfiles("widgets.yaml", []byte(base+tc.probe))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.Contains(t, err.Error(), "widgets.yaml:", "the error names the file and line")
+		})
+	}
+	ps, err := checks.BuiltinProfiles()
+	require.NoError(t, err)
+	for _, p := range ps {
+		if p.Name == "kserve" || p.Name == "kuberay" {
+			require.NotNil(t, p.Probe, p.Name)
+			assert.NotNil(t, p.Probe.InvalidObject(), p.Name)
+			assert.NotNil(t, p.Probe.CanaryObject(), p.Name)
+		}
+	}
 }

@@ -2,27 +2,32 @@ package checks
 
 import (
 	"context"
+	"fmt"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/aiconform/aiconform/cluster"
 	"github.com/aiconform/aiconform/probe"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/version"
 )
 
-// list reads q through the shared cache as objects of type T.
-func list[T any](ctx context.Context, env *Env, q cluster.Query) ([]T, error) {
+// List reads q through the shared cache as objects of type T.
+func List[T any](ctx context.Context, env *Env, q cluster.Query) ([]T, error) {
 	objs, _, err := env.Cluster.List(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	return typed[T](objs, q.Resource)
+	return Typed[T](objs, q.Resource)
 }
 
-// podReady is true only for a Ready condition that is True: Unknown is not
+// PodReady is true only for a Ready condition that is True: Unknown is not
 // Ready.
-func podReady(p *corev1.Pod) bool {
+func PodReady(p *corev1.Pod) bool {
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodReady {
 			return c.Status == corev1.ConditionTrue
@@ -31,37 +36,38 @@ func podReady(p *corev1.Pod) bool {
 	return false
 }
 
-// condition is one entry of an object's status.conditions.
-type condition struct {
+// Condition is one entry of an object's status.conditions.
+type Condition struct {
 	Type, Status, Reason, Message string
 }
 
-// conditions reads status.conditions of a custom resource.
-func conditions(u *unstructured.Unstructured) []condition {
+// Conditions reads status.conditions of a custom resource.
+func Conditions(u *unstructured.Unstructured) []Condition {
 	raw, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	var cs []condition
+	var cs []Condition
 	for _, x := range raw {
 		m, ok := x.(map[string]any)
 		if !ok {
 			continue
 		}
 		str := func(k string) string { s, _ := m[k].(string); return s }
-		cs = append(cs, condition{Type: str("type"), Status: str("status"), Reason: str("reason"), Message: str("message")})
+		cs = append(cs, Condition{Type: str("type"), Status: str("status"), Reason: str("reason"), Message: str("message")})
 	}
 	return cs
 }
 
-func findCondition(cs []condition, t string) (condition, bool) {
+// FindCondition is the first of cs of type t.
+func FindCondition(cs []Condition, t string) (Condition, bool) {
 	for _, c := range cs {
 		if c.Type == t {
 			return c, true
 		}
 	}
-	return condition{}, false
+	return Condition{}, false
 }
 
-// age is a short duration like kubectl's AGE column, for messages.
-func age(d time.Duration) string {
+// Age is a short duration like kubectl's AGE column, for messages.
+func Age(d time.Duration) string {
 	switch {
 	case d < time.Minute:
 		return d.Round(time.Second).String()
@@ -72,12 +78,12 @@ func age(d time.Duration) string {
 	}
 }
 
-// probeRun names the aiconform probe run that made an object: the run label
+// ProbeRun names the aiconform probe run that made an object: the run label
 // on the object, or the probe namespace it lives in. Read-only checks judge
 // the cluster's own workloads, never these: a canary of another run still
 // in flight, or one a killed run left behind, says nothing of the cluster.
 // (This run's own probes write only after every read-only check is done.)
-func probeRun(labels map[string]string, namespace string) (string, bool) {
+func ProbeRun(labels map[string]string, namespace string) (string, bool) {
 	if run, ok := labels[probe.RunLabel]; ok {
 		return run, true
 	}
@@ -85,4 +91,130 @@ func probeRun(labels map[string]string, namespace string) (string, bool) {
 		return run, true
 	}
 	return "", false
+}
+
+// recentRestart is how recent a container's last termination must be for its
+// restarts to count as ongoing rather than history.
+const recentRestart = time.Hour
+
+// PodHealth lists what makes a pod unhealthy (fails) or suspicious (warns):
+// a container that restarted within the last hour warns.
+func PodHealth(p *corev1.Pod, now time.Time) (fails, warns []string) {
+	if p.Status.Phase != corev1.PodRunning {
+		fails = append(fails, fmt.Sprintf("pod %s is %s", p.Name, p.Status.Phase))
+	} else if !PodReady(p) {
+		fails = append(fails, fmt.Sprintf("pod %s is not Ready", p.Name))
+	}
+	for _, cs := range containerStatuses(p) {
+		if w := cs.State.Waiting; w != nil && w.Reason != "" {
+			fails = append(fails, fmt.Sprintf("pod %s container %s is waiting: %s %s", p.Name, cs.Name, w.Reason, w.Message))
+		}
+		if t := cs.State.Terminated; t != nil && p.Status.Phase == corev1.PodRunning && !isInitStatus(p, cs.Name) {
+			fails = append(fails, fmt.Sprintf("pod %s container %s has terminated (%s, exit code %d)", p.Name, cs.Name, t.Reason, t.ExitCode))
+		}
+		if t := cs.LastTerminationState.Terminated; cs.RestartCount > 0 && t != nil && now.Sub(t.FinishedAt.Time) < recentRestart {
+			warns = append(warns, fmt.Sprintf("pod %s container %s restarted %d times, last %s ago (%s, exit code %d)",
+				p.Name, cs.Name, cs.RestartCount, Age(now.Sub(t.FinishedAt.Time)), t.Reason, t.ExitCode))
+		}
+	}
+	return fails, warns
+}
+
+// RestartHistory reports restarts that are not recent, one line per
+// container, so that a report still shows a controller that was OOMKilled
+// yesterday; they do not change the verdict.
+func RestartHistory(p *corev1.Pod, now time.Time) []string {
+	var out []string
+	for _, cs := range containerStatuses(p) {
+		if cs.RestartCount == 0 {
+			continue
+		}
+		t := cs.LastTerminationState.Terminated
+		switch {
+		case t == nil:
+			out = append(out, fmt.Sprintf("pod %s container %s restarted %d times (its last termination is not recorded)", p.Name, cs.Name, cs.RestartCount))
+		case now.Sub(t.FinishedAt.Time) >= recentRestart:
+			out = append(out, fmt.Sprintf("pod %s container %s restarted %d times, last %s ago (%s, exit code %d): not recent, not counted",
+				p.Name, cs.Name, cs.RestartCount, Age(now.Sub(t.FinishedAt.Time)), t.Reason, t.ExitCode))
+		}
+	}
+	return out
+}
+
+// containerStatuses are a pod's init containers' statuses, sidecars among
+// them, then its containers'.
+func containerStatuses(p *corev1.Pod) []corev1.ContainerStatus {
+	return append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...)
+}
+
+// isInitStatus is true when name is one of the pod's init containers that
+// runs to completion: its terminated state is success, not a crash. Sidecars
+// (restartPolicy Always) keep running like containers.
+func isInitStatus(p *corev1.Pod, name string) bool {
+	for _, c := range p.Spec.InitContainers {
+		if c.Name == name {
+			return c.RestartPolicy == nil || *c.RestartPolicy != corev1.ContainerRestartPolicyAlways
+		}
+	}
+	return false
+}
+
+// FindCRD is the CRD called name (plural.group) among crds, or nil.
+func FindCRD(crds []*apiextensionsv1.CustomResourceDefinition, name string) *apiextensionsv1.CustomResourceDefinition {
+	for _, c := range crds {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// CRDResource is the resource kubectl would use for the CRD: its preferred
+// version is the served one of highest priority, as discovery orders them.
+func CRDResource(crd *apiextensionsv1.CustomResourceDefinition) cluster.Resource {
+	var served []string
+	for _, v := range crd.Spec.Versions {
+		if v.Served {
+			served = append(served, v.Name)
+		}
+	}
+	sort.Slice(served, func(i, j int) bool { return version.CompareKubeAwareVersionStrings(served[i], served[j]) > 0 })
+	v := ""
+	if len(served) > 0 {
+		v = served[0]
+	}
+	return cluster.Resource{
+		GVR:        schema.GroupVersionResource{Group: crd.Spec.Group, Version: v, Resource: crd.Spec.Names.Plural},
+		Kind:       crd.Spec.Names.Kind,
+		Arg:        crd.Spec.Names.Plural + "." + crd.Spec.Group,
+		Namespaced: crd.Spec.Scope == apiextensionsv1.NamespaceScoped,
+	}
+}
+
+// SortedKeys are a map's keys in order.
+func SortedKeys[T any](m map[string]T) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Plural counts a noun: "1 webhook", "7 webhooks".
+func Plural(n int, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// Contains is true when s is in list.
+func Contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }

@@ -212,12 +212,12 @@ func Detect(ctx context.Context, c *cluster.Cache, profiles []*Profile) ([]Detec
 	}
 	for i, p := range profiles {
 		for _, crd := range crds {
-			if contains(p.Groups, crd.Spec.Group) {
+			if Contains(p.Groups, crd.Spec.Group) {
 				dets[i].CRDs = append(dets[i].CRDs, crd.Name)
 				// A group can be shared (kubeflow.org holds training jobs,
 				// notebooks and Katib): a profile that names its CRDs is
 				// found by them, not by its group alone.
-				if len(p.CRDs) == 0 || contains(p.CRDs, crd.Name) {
+				if len(p.CRDs) == 0 || Contains(p.CRDs, crd.Name) {
 					dets[i].Found = true
 				}
 			}
@@ -231,12 +231,12 @@ func listCRDs(ctx context.Context, c *cluster.Cache) ([]*apiextensionsv1.CustomR
 	if err != nil {
 		return nil, err
 	}
-	return typed[*apiextensionsv1.CustomResourceDefinition](objs, cluster.CRDs)
+	return Typed[*apiextensionsv1.CustomResourceDefinition](objs, cluster.CRDs)
 }
 
-// typed asserts every object of a list is of type T: live typed clients
+// Typed asserts every object of a list is of type T: live typed clients
 // and recordings both give built-in kinds their Go type.
-func typed[T any](objs []runtime.Object, r cluster.Resource) ([]T, error) {
+func Typed[T any](objs []runtime.Object, r cluster.Resource) ([]T, error) {
 	out := make([]T, 0, len(objs))
 	for _, o := range objs {
 		t, ok := o.(T)
@@ -248,11 +248,11 @@ func typed[T any](objs []runtime.Object, r cluster.Resource) ([]T, error) {
 	return out, nil
 }
 
-// Record runs every check so that the cache reads what the checks read, and
-// returns that as a recording to replay with a fixture. info is saved as the
-// recording's header.
-func Record(ctx context.Context, c *cluster.Cache, info cluster.Info, profiles []*Profile, timeout time.Duration, now func() time.Time) (*cluster.Recording, error) {
+// Record runs every check of registry so that the cache reads what the
+// checks read, and returns that as a recording to replay with a fixture.
+// info is saved as the recording's header.
+func Record(ctx context.Context, c *cluster.Cache, info cluster.Info, profiles []*Profile, registry []Check, timeout time.Duration, now func() time.Time) (*cluster.Recording, error) {
 	info.RecordedAt = now().UTC()
-	Run(ctx, c, profiles, Registry(), RunOptions{Concurrency: 4, Timeout: timeout}, now)
+	Run(ctx, c, profiles, registry, RunOptions{Concurrency: 4, Timeout: timeout}, now)
 	return c.Recording(info)
 }

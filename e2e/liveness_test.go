@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/accelerators"
+	"github.com/aiconform/aiconform/checks/operator"
 	"github.com/aiconform/aiconform/cluster"
 	"github.com/aiconform/aiconform/e2e/framework"
 	"github.com/aiconform/aiconform/rig"
@@ -157,6 +159,6 @@ func runLiveness(ctx context.Context, t *testing.T, kubeconfig string) checks.Ou
 	require.NoError(t, err)
 	profiles, err := checks.BuiltinProfiles()
 	require.NoError(t, err)
-	return checks.Run(ctx, cluster.NewCache(live), profiles, []checks.Check{checks.ControllerLease{}, checks.GPUDevicePlugin{}},
+	return checks.Run(ctx, cluster.NewCache(live), profiles, []checks.Check{operator.ControllerLease{}, accelerators.GPUDevicePlugin{}},
 		checks.RunOptions{Concurrency: 4, Timeout: time.Minute}, time.Now)
 }

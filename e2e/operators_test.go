@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/builtin"
 	"github.com/aiconform/aiconform/cluster"
 	"github.com/aiconform/aiconform/e2e/framework"
 	"github.com/aiconform/aiconform/report"
@@ -332,7 +333,7 @@ func runChecks(ctx context.Context, t *testing.T, kubeconfig, as string) (checks
 	require.NoError(t, err)
 	profiles, err := checks.BuiltinProfiles()
 	require.NoError(t, err)
-	registry := checks.Registry()
+	registry := builtin.Registry()
 	catalog, err := checks.Catalog(registry)
 	require.NoError(t, err)
 	cache := cluster.NewCache(live)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/builtin"
 	"github.com/aiconform/aiconform/cluster"
 	"github.com/aiconform/aiconform/fixtures"
 	"github.com/stretchr/testify/assert"
@@ -26,7 +27,7 @@ func fixtureReport(t *testing.T, name string) *Report {
 	require.NoError(t, err)
 	info, err := rec.Info(context.Background())
 	require.NoError(t, err)
-	registry := checks.Registry()
+	registry := builtin.Registry()
 	catalog, err := checks.Catalog(registry)
 	require.NoError(t, err)
 	profiles, err := checks.BuiltinProfiles()

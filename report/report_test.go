@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/builtin"
 	"github.com/aiconform/aiconform/cluster"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/assert"
@@ -581,7 +582,7 @@ func built(t *testing.T) *Report {
 	t.Helper()
 	kserve := &checks.Profile{Name: "kserve", Title: "KServe", Groups: []string{"serving.kserve.io"}}
 	kueue := &checks.Profile{Name: "kueue", Title: "Kueue", Groups: []string{"kueue.x-k8s.io"}}
-	registry := checks.Registry()
+	registry := builtin.Registry()
 	meta := map[string]checks.Meta{}
 	for _, c := range registry {
 		meta[c.Meta().ID] = c.Meta()

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/builtin"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -92,7 +93,7 @@ func TestChecklistFacts(t *testing.T) {
 // Every aiconform requirement a checklist item names must exist in
 // aiconform's own catalog, with the same category and level.
 func TestChecklistServedByCatalog(t *testing.T) {
-	reqs, err := checks.Catalog(checks.Registry())
+	reqs, err := checks.Catalog(builtin.Registry())
 	require.NoError(t, err)
 	all, err := Checklists()
 	require.NoError(t, err)

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/builtin"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
@@ -17,7 +18,7 @@ func NewCmdList(streams genericiooptions.IOStreams) *cobra.Command {
 		Short: "List requirements, checks and operator profiles",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			registry := checks.Registry()
+			registry := builtin.Registry()
 			catalog, err := checks.Catalog(registry)
 			if err != nil {
 				return err

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/builtin"
 	"github.com/aiconform/aiconform/cluster"
 	"github.com/aiconform/aiconform/report"
 	"github.com/spf13/pflag"
@@ -72,7 +73,7 @@ func (f *RunFlags) Validate() error {
 // the sealed report. Probes, when asked for, are cleaned up before it
 // returns; an interrupted run returns an interruptedError and no report.
 func (f *RunFlags) Report(ctx context.Context, ids []string, failOn checks.Level, errOut io.Writer, now func() time.Time) (*report.Report, error) {
-	registry := checks.Registry()
+	registry := builtin.Registry()
 	catalog, err := checks.Catalog(registry)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/builtin"
 	"github.com/aiconform/aiconform/cluster"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -66,7 +67,7 @@ func (o *SnapshotOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	rec, err := checks.Record(ctx, cache, info, profiles, o.Timeout, o.now)
+	rec, err := checks.Record(ctx, cache, info, profiles, builtin.Registry(), o.Timeout, o.now)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/builtin"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -37,9 +38,9 @@ func TestPagesUpToDate(t *testing.T) {
 func TestEveryCheckHasAPage(t *testing.T) {
 	pages, err := render()
 	require.NoError(t, err)
-	reqs, err := checks.Catalog(checks.Registry())
+	reqs, err := checks.Catalog(builtin.Registry())
 	require.NoError(t, err)
-	for _, c := range checks.Registry() {
+	for _, c := range builtin.Registry() {
 		m := c.Meta()
 		page, ok := pages["checks/"+m.ID+".md"]
 		if assert.True(t, ok, "check %s has a page", m.ID) {

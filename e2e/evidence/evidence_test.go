@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/builtin"
 	"github.com/aiconform/aiconform/cluster"
 	"github.com/aiconform/aiconform/e2e/framework"
 	"github.com/aiconform/aiconform/fixtures/scenarios"
@@ -42,7 +43,7 @@ func TestEvidenceReRuns(t *testing.T) {
 			require.NoError(t, err)
 			profiles, err := checks.BuiltinProfiles()
 			require.NoError(t, err)
-			out := checks.Run(ctx, cluster.NewCache(live), profiles, checks.Registry(), checks.RunOptions{Concurrency: 4, Timeout: time.Minute}, time.Now)
+			out := checks.Run(ctx, cluster.NewCache(live), profiles, builtin.Registry(), checks.RunOptions{Concurrency: 4, Timeout: time.Minute}, time.Now)
 
 			framework.AssertEvidenceReRuns(t, binDir, kubeconfig, sc.As, out)
 
@@ -58,7 +59,7 @@ func TestEvidenceReRuns(t *testing.T) {
 				}
 			}
 			require.NotEqual(t, "none", got, "no result for %s/%s", want.check, want.operator)
-			catalog, err := checks.Catalog(checks.Registry())
+			catalog, err := checks.Catalog(builtin.Registry())
 			require.NoError(t, err)
 			info, err := live.Info(ctx)
 			require.NoError(t, err)

@@ -1,4 +1,4 @@
-package checks
+package accelerators
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/cluster"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -19,9 +20,9 @@ const maxNodeEvidence = 5
 // GPUAllocatable checks that accelerator nodes can take GPU workloads.
 type GPUAllocatable struct{}
 
-// Meta implements Check.
-func (GPUAllocatable) Meta() Meta {
-	return Meta{
+// Meta implements checks.Check.
+func (GPUAllocatable) Meta() checks.Meta {
+	return checks.Meta{
 		ID:          "gpu-allocatable",
 		Title:       "GPU nodes Ready and allocatable",
 		Requirement: "gpu_nodes_allocatable",
@@ -44,13 +45,13 @@ type gpuNode struct {
 	err       error
 }
 
-// Run implements Check.
-func (GPUAllocatable) Run(ctx context.Context, env *Env) (Result, error) {
-	var r Result
-	nodes, err := list[*corev1.Node](ctx, env, cluster.Query{Resource: cluster.Nodes})
+// Run implements checks.Check.
+func (GPUAllocatable) Run(ctx context.Context, env *checks.Env) (checks.Result, error) {
+	var r checks.Result
+	nodes, err := checks.List[*corev1.Node](ctx, env, cluster.Query{Resource: cluster.Nodes})
 	if err != nil {
 		// Show the refusal as kubectl would meet it.
-		r.evidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Nodes}}, "")
+		r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Nodes}}, "")
 		return r, err
 	}
 	var gpus []*gpuNode
@@ -67,7 +68,7 @@ func (GPUAllocatable) Run(ctx context.Context, env *Env) (Result, error) {
 		gpus = append(gpus, g)
 	}
 	if len(gpus) == 0 {
-		r.finish(Skip, "none of %d nodes advertises an accelerator resource", len(nodes))
+		r.Finish(checks.Skip, "none of %d nodes advertises an accelerator resource", len(nodes))
 		return r, nil
 	}
 	sort.Slice(gpus, func(i, j int) bool { return gpus[i].node.Name < gpus[j].node.Name })
@@ -82,7 +83,7 @@ func (GPUAllocatable) Run(ctx context.Context, env *Env) (Result, error) {
 	}
 	var fails []string
 	var bad, good []string
-	table := &Table{Header: []string{"NODE", "READY", "RESOURCE", "CAPACITY", "ALLOCATABLE", "REQUESTED"}}
+	table := &checks.Table{Header: []string{"NODE", "READY", "RESOURCE", "CAPACITY", "ALLOCATABLE", "REQUESTED"}}
 	for _, g := range gpus {
 		n := g.node
 		healthy := g.err == nil
@@ -128,10 +129,10 @@ func (GPUAllocatable) Run(ctx context.Context, env *Env) (Result, error) {
 	if len(shown) < len(gpus) {
 		note = fmt.Sprintf("%d of %d GPU nodes shown, those failing first; the summary table covers all", len(shown), len(gpus))
 	}
-	r.evidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Nodes}, Names: shown, Wide: true}, note)
-	r.evidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Nodes}, Names: shown, Columns: gpuColumns(sortedSet(resSet))}, note)
+	r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Nodes}, Names: shown, Wide: true}, note)
+	r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Nodes}, Names: shown, Columns: gpuColumns(checks.SortedKeys(resSet))}, note)
 	for _, name := range shown {
-		r.evidence(ctx, env, podsOnNode(name), "pods on "+name+", whose requests count against its allocatable")
+		r.AddEvidence(ctx, env, podsOnNode(name), "pods on "+name+", whose requests count against its allocatable")
 	}
 	r.Table = table
 	for _, g := range gpus {
@@ -141,10 +142,10 @@ func (GPUAllocatable) Run(ctx context.Context, env *Env) (Result, error) {
 	}
 	r.Details = fails
 	if len(fails) > 0 {
-		r.finish(Fail, "%s", strings.Join(fails, "; "))
+		r.Finish(checks.Fail, "%s", strings.Join(fails, "; "))
 		return r, nil
 	}
-	r.finish(Pass, "%s Ready with accelerators allocatable", plural(len(gpus), "GPU node"))
+	r.Finish(checks.Pass, "%s Ready with accelerators allocatable", checks.Plural(len(gpus), "GPU node"))
 	return r, nil
 }
 
@@ -168,7 +169,7 @@ func podsOnNode(node string) cluster.Get {
 
 // readRequests sums what non-terminated pods request of each accelerator on
 // each node, one LIST per node, a few nodes at a time.
-func readRequests(ctx context.Context, env *Env, gpus []*gpuNode) {
+func readRequests(ctx context.Context, env *checks.Env, gpus []*gpuNode) {
 	sem := make(chan struct{}, 8)
 	var wg sync.WaitGroup
 	for _, g := range gpus {
@@ -177,7 +178,7 @@ func readRequests(ctx context.Context, env *Env, gpus []*gpuNode) {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			pods, err := list[*corev1.Pod](ctx, env, podsOnNode(g.node.Name).Queries()[0])
+			pods, err := checks.List[*corev1.Pod](ctx, env, podsOnNode(g.node.Name).Queries()[0])
 			if err != nil {
 				g.err = err
 				return

@@ -1,4 +1,4 @@
-package checks
+package accelerators
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/cluster"
 	"gopkg.in/yaml.v3"
 	appsv1 "k8s.io/api/apps/v1"
@@ -96,13 +97,13 @@ func devicePlugins() ([]devicePlugin, error) {
 // GPUDevicePlugin checks that a device plugin serves every GPU node.
 type GPUDevicePlugin struct{}
 
-// Meta implements Check.
-func (GPUDevicePlugin) Meta() Meta {
-	return Meta{
+// Meta implements checks.Check.
+func (GPUDevicePlugin) Meta() checks.Meta {
+	return checks.Meta{
 		ID:          "gpu-device-plugin",
 		Title:       "A Ready device plugin on every GPU node",
 		Requirement: "gpu_nodes_allocatable",
-		Description: "GPU nodes are those advertising an accelerator resource (as for gpu-allocatable) or labelled nvidia.com/gpu.present=true. Device-plugin DaemonSets are recognised, in every namespace, by the pod labels of the NVIDIA device plugin (GPU Operator, Helm chart, static manifest, GKE), the AMD ROCm and the Intel GPU plugins (a table kept as data, checks/device_plugins.yaml); their pods are read per DaemonSet by its selector and counted when the DaemonSet owns them. Each GPU node must run a Running and Ready pod of a DaemonSet serving its accelerator resources: none, or none Ready, fails. A plugin that is gone can leave a node advertising GPUs for a while, which is why gpu-allocatable alone is not enough. Warnings: where the NVIDIA GPU Operator's ClusterPolicy CRD is installed, a ClusterPolicy whose status.state is not ready (it covers the driver, toolkit and monitoring too, and the device plugin pods are judged directly), or that cannot be read; GPU Feature Discovery labels that disagree with the node (nvidia.com/gpu.present=true without nvidia.com/gpu, nvidia.com/gpu.count other than its capacity without MIG, no nvidia.com/gpu.product); resources for which no device plugin is known are not judged. No GPU node makes it not applicable.",
+		Description: "GPU nodes are those advertising an accelerator resource (as for gpu-allocatable) or labelled nvidia.com/gpu.present=true. Device-plugin DaemonSets are recognised, in every namespace, by the pod labels of the NVIDIA device plugin (GPU Operator, Helm chart, static manifest, GKE), the AMD ROCm and the Intel GPU plugins (a table kept as data, checks/accelerators/device_plugins.yaml); their pods are read per DaemonSet by its selector and counted when the DaemonSet owns them. Each GPU node must run a Running and Ready pod of a DaemonSet serving its accelerator resources: none, or none Ready, fails. A plugin that is gone can leave a node advertising GPUs for a while, which is why gpu-allocatable alone is not enough. Warnings: where the NVIDIA GPU Operator's ClusterPolicy CRD is installed, a ClusterPolicy whose status.state is not ready (it covers the driver, toolkit and monitoring too, and the device plugin pods are judged directly), or that cannot be read; GPU Feature Discovery labels that disagree with the node (nvidia.com/gpu.present=true without nvidia.com/gpu, nvidia.com/gpu.count other than its capacity without MIG, no nvidia.com/gpu.product); resources for which no device plugin is known are not judged. No GPU node makes it not applicable.",
 		Remediation: "Install or repair the device plugin DaemonSet (the GPU Operator, or NVIDIA's k8s-device-plugin), check its nodeSelector and tolerations reach every GPU node, and read the pod's logs on the node where it fails (driver not loaded, wrong container runtime). For a ClusterPolicy not ready, `kubectl describe clusterpolicy` and the gpu-operator namespace's pods name the failing component.",
 	}
 }
@@ -130,28 +131,28 @@ type acceleratorNode struct {
 	labelledOnly bool
 }
 
-// Run implements Check.
-func (GPUDevicePlugin) Run(ctx context.Context, env *Env) (Result, error) {
-	var r Result
+// Run implements checks.Check.
+func (GPUDevicePlugin) Run(ctx context.Context, env *checks.Env) (checks.Result, error) {
+	var r checks.Result
 	plugins, err := devicePlugins()
 	if err != nil {
 		return r, err
 	}
-	nodes, err := list[*corev1.Node](ctx, env, cluster.Query{Resource: cluster.Nodes})
+	nodes, err := checks.List[*corev1.Node](ctx, env, cluster.Query{Resource: cluster.Nodes})
 	if err != nil {
-		r.evidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Nodes}}, "")
+		r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Nodes}}, "")
 		return r, err
 	}
 	gpuNodes := acceleratorNodes(nodes)
 	if len(gpuNodes) == 0 {
-		r.finish(Skip, "none of %d nodes advertises an accelerator resource or is labelled %s=true", len(nodes), labelGPUPresent)
+		r.Finish(checks.Skip, "none of %d nodes advertises an accelerator resource or is labelled %s=true", len(nodes), labelGPUPresent)
 		return r, nil
 	}
 
 	dsGet := cluster.Get{Resources: []cluster.Resource{cluster.DaemonSets}, Wide: true}
-	all, err := list[*appsv1.DaemonSet](ctx, env, dsGet.Queries()[0])
+	all, err := checks.List[*appsv1.DaemonSet](ctx, env, dsGet.Queries()[0])
 	if err != nil {
-		r.evidence(ctx, env, dsGet, "")
+		r.AddEvidence(ctx, env, dsGet, "")
 		return r, err
 	}
 	var sets []*pluginSet
@@ -165,14 +166,14 @@ func (GPUDevicePlugin) Run(ctx context.Context, env *Env) (Result, error) {
 	}
 	sort.Slice(sets, func(i, j int) bool { return sets[i].String() < sets[j].String() })
 	if len(sets) == 0 {
-		r.evidence(ctx, env, dsGet, "no DaemonSet carries the pod labels of a known device plugin")
+		r.AddEvidence(ctx, env, dsGet, "no DaemonSet carries the pod labels of a known device plugin")
 	} else {
 		byNS := map[string][]string{}
 		for _, s := range sets {
 			byNS[s.ds.Namespace] = append(byNS[s.ds.Namespace], s.ds.Name)
 		}
-		for _, ns := range orderedKeys(byNS) {
-			r.evidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.DaemonSets}, Namespace: ns, Names: byNS[ns], Wide: true}, "")
+		for _, ns := range checks.SortedKeys(byNS) {
+			r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.DaemonSets}, Namespace: ns, Names: byNS[ns], Wide: true}, "")
 		}
 	}
 	for _, s := range sets {
@@ -181,8 +182,8 @@ func (GPUDevicePlugin) Run(ctx context.Context, env *Env) (Result, error) {
 			return r, fmt.Errorf("%s: selector: %w", s, err)
 		}
 		get := cluster.Get{Resources: []cluster.Resource{cluster.Pods}, Namespace: s.ds.Namespace, LabelSelector: sel.String(), Wide: true}
-		r.evidence(ctx, env, get, "the pods of "+s.String()+", one per node it runs on")
-		pods, err := list[*corev1.Pod](ctx, env, get.Queries()[0])
+		r.AddEvidence(ctx, env, get, "the pods of "+s.String()+", one per node it runs on")
+		pods, err := checks.List[*corev1.Pod](ctx, env, get.Queries()[0])
 		if err != nil {
 			return r, err
 		}
@@ -198,7 +199,7 @@ func (GPUDevicePlugin) Run(ctx context.Context, env *Env) (Result, error) {
 	now := env.Now()
 	var fails, warns, unknowns, bad, good []string
 	judged := 0
-	table := &Table{Header: []string{"NODE", "RESOURCES", "DEVICE PLUGIN POD", "READY"}}
+	table := &checks.Table{Header: []string{"NODE", "RESOURCES", "DEVICE PLUGIN POD", "READY"}}
 	for _, g := range gpuNodes {
 		n := g.node
 		nodeFails := 0
@@ -220,7 +221,7 @@ func (GPUDevicePlugin) Run(ctx context.Context, env *Env) (Result, error) {
 			key := strings.Join(by, "\x00")
 			groups[key] = append(groups[key], res)
 		}
-		for _, key := range orderedKeys(groups) {
+		for _, key := range checks.SortedKeys(groups) {
 			judged++
 			served := groups[key]
 			resNames := resourceList(served)
@@ -230,14 +231,14 @@ func (GPUDevicePlugin) Run(ctx context.Context, env *Env) (Result, error) {
 			}
 			var candidates []*pluginSet
 			for _, s := range sets {
-				if contains(strings.Split(key, "\x00"), s.plugin.Name) {
+				if checks.Contains(strings.Split(key, "\x00"), s.plugin.Name) {
 					candidates = append(candidates, s)
 				}
 			}
 			var ready, notReady []*corev1.Pod
 			for _, s := range candidates {
 				for _, p := range s.byNode[n.Name] {
-					if p.Status.Phase == corev1.PodRunning && podReady(p) {
+					if p.Status.Phase == corev1.PodRunning && checks.PodReady(p) {
 						ready = append(ready, p)
 					} else {
 						notReady = append(notReady, p)
@@ -249,7 +250,7 @@ func (GPUDevicePlugin) Run(ctx context.Context, env *Env) (Result, error) {
 				table.Rows = append(table.Rows, []string{n.Name, resNames, ready[0].Namespace + "/" + ready[0].Name, "True"})
 			case len(notReady) > 0:
 				p := notReady[0]
-				why, _ := podHealth(p, now)
+				why, _ := checks.PodHealth(p, now)
 				fails = append(fails, fmt.Sprintf("node %s: device plugin pod %s/%s for %s is not Running and Ready (%s)", n.Name, p.Namespace, p.Name, resNames, strings.Join(why, "; ")))
 				table.Rows = append(table.Rows, []string{n.Name, resNames, p.Namespace + "/" + p.Name, "False"})
 				nodeFails++
@@ -289,7 +290,7 @@ func (GPUDevicePlugin) Run(ctx context.Context, env *Env) (Result, error) {
 		shown = shown[:maxNodeEvidence]
 		note = fmt.Sprintf("%d of %d GPU nodes shown, those with findings first; the summary table covers all", len(shown), len(gpuNodes))
 	}
-	r.evidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Nodes}, Names: shown, Columns: gfdColumns},
+	r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Nodes}, Names: shown, Columns: gfdColumns},
 		joinNotes(note, "GPU_PRESENT, GPU_PRODUCT and GPU_COUNT are GPU Feature Discovery's labels"))
 
 	policy, policyWarns := clusterPolicies(ctx, env, &r)
@@ -299,18 +300,18 @@ func (GPUDevicePlugin) Run(ctx context.Context, env *Env) (Result, error) {
 	if judged == 0 && len(warns) == 0 {
 		// No node has an accelerator a known plugin serves: nothing was
 		// judged, and saying so is all there is.
-		r.finish(Skip, "aiconform knows no device plugin for the accelerators of %s: %s", plural(len(gpuNodes), "GPU node"), capLines(unknowns, maxNodeEvidence))
+		r.Finish(checks.Skip, "aiconform knows no device plugin for the accelerators of %s: %s", checks.Plural(len(gpuNodes), "GPU node"), capLines(unknowns, maxNodeEvidence))
 		return r, nil
 	}
 	warns = append(unknowns, warns...)
 	r.Details = append(append([]string(nil), fails...), warns...)
 	switch {
 	case len(fails) > 0:
-		r.finish(Fail, "%s", capLines(fails, maxNodeEvidence))
+		r.Finish(checks.Fail, "%s", capLines(fails, maxNodeEvidence))
 	case len(warns) > 0:
-		r.finish(Warn, "a Ready device plugin pod on each judged GPU node (%s), but %s", pluginNames(sets), capLines(warns, maxNodeEvidence))
+		r.Finish(checks.Warn, "a Ready device plugin pod on each judged GPU node (%s), but %s", pluginNames(sets), capLines(warns, maxNodeEvidence))
 	default:
-		r.finish(Pass, "a Ready device plugin pod on each of %s (%s)%s", plural(len(gpuNodes), "GPU node"), pluginNames(sets), policy)
+		r.Finish(checks.Pass, "a Ready device plugin pod on each of %s (%s)%s", checks.Plural(len(gpuNodes), "GPU node"), pluginNames(sets), policy)
 	}
 	return r, nil
 }
@@ -393,19 +394,19 @@ func gfdLabels(g acceleratorNode) []string {
 // is installed: a phrase for a passing reason, and warnings. They only
 // ever warn: the device plugin pods are judged directly, and a
 // ClusterPolicy's state covers monitoring and more besides.
-func clusterPolicies(ctx context.Context, env *Env, r *Result) (string, []string) {
-	crds, err := list[*apiextensionsv1.CustomResourceDefinition](ctx, env, cluster.Query{Resource: cluster.CRDs})
+func clusterPolicies(ctx context.Context, env *checks.Env, r *checks.Result) (string, []string) {
+	crds, err := checks.List[*apiextensionsv1.CustomResourceDefinition](ctx, env, cluster.Query{Resource: cluster.CRDs})
 	if err != nil {
 		return "", []string{fmt.Sprintf("cannot tell whether the NVIDIA GPU Operator is installed: %v", err)}
 	}
-	crd := findCRD(crds, clusterPolicyCRD)
+	crd := checks.FindCRD(crds, clusterPolicyCRD)
 	if crd == nil {
 		return "", nil
 	}
-	res := crdResource(crd)
+	res := checks.CRDResource(crd)
 	get := cluster.Get{Resources: []cluster.Resource{res}}
-	r.evidence(ctx, env, get, "")
-	cps, err := list[*unstructured.Unstructured](ctx, env, get.Queries()[0])
+	r.AddEvidence(ctx, env, get, "")
+	cps, err := checks.List[*unstructured.Unstructured](ctx, env, get.Queries()[0])
 	if err != nil {
 		return "", []string{fmt.Sprintf("the NVIDIA GPU Operator's ClusterPolicy cannot be read: %v", err)}
 	}
@@ -433,16 +434,6 @@ func clusterPolicies(ctx context.Context, env *Env, r *Result) (string, []string
 		return "", []string{"every ClusterPolicy is ignored by the NVIDIA GPU Operator"}
 	}
 	return "; ClusterPolicy " + strings.Join(ready, ", ") + " ready", nil
-}
-
-// orderedKeys are a map's keys in order.
-func orderedKeys[T any](m map[string]T) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func resourceList(rs []corev1.ResourceName) string {

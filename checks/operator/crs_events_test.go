@@ -1,4 +1,4 @@
-package checks_test
+package operator_test
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/builtin"
+	"github.com/aiconform/aiconform/checks/checkstest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -18,24 +20,24 @@ import (
 func widgetEvent(name, typ, reason string, count int32, ago time.Duration) *corev1.Event {
 	return &corev1.Event{
 		ObjectMeta:     metav1.ObjectMeta{Namespace: "apps", Name: "w1." + name},
-		InvolvedObject: corev1.ObjectReference{APIVersion: widgetGroup + "/v1", Kind: "Widget", Namespace: "apps", Name: "w1", UID: "uid-w1"},
+		InvolvedObject: corev1.ObjectReference{APIVersion: checkstest.WidgetGroup + "/v1", Kind: "Widget", Namespace: "apps", Name: "w1", UID: "uid-w1"},
 		Type:           typ,
 		Reason:         reason,
 		Message:        "reconcile " + reason + ": the webhook refused the child Deployment",
 		Count:          count,
 		Source:         corev1.EventSource{Component: "widget-controller"},
-		FirstTimestamp: metav1.NewTime(judgeAt.Add(-ago - time.Minute)),
-		LastTimestamp:  metav1.NewTime(judgeAt.Add(-ago)),
+		FirstTimestamp: metav1.NewTime(checkstest.JudgeAt.Add(-ago - time.Minute)),
+		LastTimestamp:  metav1.NewTime(checkstest.JudgeAt.Add(-ago)),
 	}
 }
 
 func TestCRsEvents(t *testing.T) {
-	events := func(es ...*corev1.Event) func(w *world) {
-		return func(w *world) { w.events = append(w.events, es...) }
+	events := func(es ...*corev1.Event) func(w *checkstest.World) {
+		return func(w *checkstest.World) { w.Events = append(w.Events, es...) }
 	}
 	tests := []struct {
 		name    string
-		tweak   func(w *world)
+		tweak   func(w *checkstest.World)
 		status  checks.Status
 		reason  string
 		details []string
@@ -63,44 +65,44 @@ func TestCRsEvents(t *testing.T) {
 		},
 		{
 			name: "the same kind of another group does not count",
-			tweak: func(w *world) {
+			tweak: func(w *checkstest.World) {
 				e := widgetEvent("a", corev1.EventTypeWarning, "Failed", 1, time.Minute)
 				e.InvolvedObject.APIVersion = "other.example.com/v1"
-				w.events = append(w.events, e)
+				w.Events = append(w.Events, e)
 			},
 			status: checks.Pass,
 		},
 		{
 			name: "events on children are not the resource's",
-			tweak: func(w *world) {
+			tweak: func(w *checkstest.World) {
 				e := widgetEvent("a", corev1.EventTypeWarning, "FailedCreate", 1, time.Minute)
 				e.InvolvedObject = corev1.ObjectReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Namespace: "apps", Name: "w1-server-5f6"}
-				w.events = append(w.events, e)
+				w.Events = append(w.Events, e)
 			},
 			status: checks.Pass,
 		},
 		{
 			name: "events.k8s.io events: series and eventTime",
-			tweak: func(w *world) {
+			tweak: func(w *checkstest.World) {
 				e := widgetEvent("a", corev1.EventTypeWarning, "BackOff", 0, 0)
 				e.FirstTimestamp, e.LastTimestamp = metav1.Time{}, metav1.Time{}
-				e.EventTime = metav1.NewMicroTime(judgeAt.Add(-3 * time.Hour))
-				e.Series = &corev1.EventSeries{Count: 12, LastObservedTime: metav1.NewMicroTime(judgeAt.Add(-2 * time.Minute))}
-				w.events = append(w.events, e)
+				e.EventTime = metav1.NewMicroTime(checkstest.JudgeAt.Add(-3 * time.Hour))
+				e.Series = &corev1.EventSeries{Count: 12, LastObservedTime: metav1.NewMicroTime(checkstest.JudgeAt.Add(-2 * time.Minute))}
+				w.Events = append(w.Events, e)
 			},
 			status: checks.Warn,
 			reason: "12 Warning events on 1 custom resource in the last hour: Widget apps/w1: BackOff ×12, last seen 2m0s before judging",
 		},
 		{
 			name: "grouped by resource and reason, newest first, the reason naming three",
-			tweak: func(w *world) {
+			tweak: func(w *checkstest.World) {
 				for i, r := range []string{"A", "B", "C", "D"} {
-					w.events = append(w.events, widgetEvent(r, corev1.EventTypeWarning, "Reason"+r, 1, time.Duration(i+1)*time.Minute))
+					w.Events = append(w.Events, widgetEvent(r, corev1.EventTypeWarning, "Reason"+r, 1, time.Duration(i+1)*time.Minute))
 				}
-				w.events = append(w.events, widgetEvent("A2", corev1.EventTypeWarning, "ReasonA", 2, 30*time.Minute))
+				w.Events = append(w.Events, widgetEvent("A2", corev1.EventTypeWarning, "ReasonA", 2, 30*time.Minute))
 				other := widgetEvent("x", corev1.EventTypeWarning, "ReasonA", 1, 40*time.Minute)
 				other.InvolvedObject.Name, other.Message = "w2", "a long message "+strings.Repeat("x", 300)
-				w.events = append(w.events, other)
+				w.Events = append(w.Events, other)
 			},
 			status: checks.Warn,
 			reason: "7 Warning events on 2 custom resources in the last hour: Widget apps/w1: ReasonA ×3, last seen 1m0s before judging",
@@ -115,7 +117,7 @@ func TestCRsEvents(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := result(t, runWorld(t, tc.tweak), "crs-events", "widgets")
+			r := checkstest.Result(t, checkstest.RunWorld(t, builtin.Registry(), tc.tweak), "crs-events", "widgets")
 			assert.Equal(t, tc.status, r.Status, r.Reason)
 			assert.Contains(t, r.Reason, tc.reason)
 			if tc.details != nil {
@@ -133,9 +135,9 @@ func TestCRsEvents(t *testing.T) {
 
 // The check never fails: however many warnings, it warns.
 func TestCRsEventsNeverFail(t *testing.T) {
-	r := result(t, runWorld(t, func(w *world) {
+	r := checkstest.Result(t, checkstest.RunWorld(t, builtin.Registry(), func(w *checkstest.World) {
 		for i := range 50 {
-			w.events = append(w.events, widgetEvent(fmt.Sprint(i), corev1.EventTypeWarning, fmt.Sprintf("R%02d", i), 100, time.Minute))
+			w.Events = append(w.Events, widgetEvent(fmt.Sprint(i), corev1.EventTypeWarning, fmt.Sprintf("R%02d", i), 100, time.Minute))
 		}
 	}), "crs-events", "widgets")
 	assert.Equal(t, checks.Warn, r.Status)
@@ -147,15 +149,15 @@ func TestCRsEventsNeverFail(t *testing.T) {
 // the evidence as kubectl prints them, and the RayCluster's two-hour-old
 // warning is history.
 func TestCRsEventsRecorded(t *testing.T) {
-	out, _ := runFixture(t, "cr-unknown")
-	r := result(t, out, "crs-events", "kserve")
+	out, _ := checkstest.RunFixture(t, builtin.Registry(), "cr-unknown")
+	r := checkstest.Result(t, out, "crs-events", "kserve")
 	require.Equal(t, checks.Warn, r.Status, r.Reason)
 	require.Len(t, r.Evidence, 1)
 	assert.Equal(t, "kubectl get events -A --field-selector type=Warning,involvedObject.kind=InferenceService", r.Evidence[0].Command)
 	assert.True(t, strings.HasPrefix(r.Evidence[0].Output, "NAMESPACE   LAST SEEN   TYPE      REASON          OBJECT                          MESSAGE\nmodels      3m"), r.Evidence[0].Output)
 	assert.Contains(t, r.Evidence[0].Output, "Warning   InternalError   inferenceservice/sklearn-iris   fails to reconcile predictor")
 
-	r = result(t, out, "crs-events", "kuberay")
+	r = checkstest.Result(t, out, "crs-events", "kuberay")
 	assert.Equal(t, checks.Pass, r.Status, r.Reason)
 	assert.Contains(t, r.Evidence[0].Output, "FailedToCreateWorkerPod")
 }

@@ -1,4 +1,4 @@
-package checks_test
+package operator_test
 
 import (
 	"strings"
@@ -6,98 +6,90 @@ import (
 	"time"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/builtin"
+	"github.com/aiconform/aiconform/checks/checkstest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// runWorld runs every check on the healthy world after tweak.
-func runWorld(t *testing.T, tweak func(w *world)) checks.Outcome {
-	t.Helper()
-	w := newWorld(t)
-	if tweak != nil {
-		tweak(w)
-	}
-	return w.serve().run([]*checks.Profile{widgetProfile(t)})
-}
-
 const leaseUUID = "_6c1f0a9e-2b4d-4e8f-9a7c-5d3e1b2f4a60"
 
 func TestControllerLease(t *testing.T) {
-	renewedAgo := func(w *world, d time.Duration) {
-		w.lease.Spec.RenewTime = ptr(metav1.NewMicroTime(judgeAt.Add(-d)))
+	renewedAgo := func(w *checkstest.World, d time.Duration) {
+		w.Lease.Spec.RenewTime = checkstest.Ptr(metav1.NewMicroTime(checkstest.JudgeAt.Add(-d)))
 	}
-	holder := func(w *world, h string) { w.lease.Spec.HolderIdentity = ptr(h) }
+	holder := func(w *checkstest.World, h string) { w.Lease.Spec.HolderIdentity = checkstest.Ptr(h) }
 	// A name longer than a hostname may be: the kubelet cuts it to 63
 	// characters and drops the trailing dash.
 	const longName = "widget-controller-with-a-very-long-deployment-name-7c9d5f6b8-abcde"
 	tests := []struct {
 		name   string
-		tweak  func(w *world)
+		tweak  func(w *checkstest.World)
 		status checks.Status
 		reason string
 	}{
 		{"healthy", nil, checks.Pass,
 			"Lease demo-system/widget-controller-leader held by controller pod widget-controller-7c9d-abcde (holder widget-controller-7c9d-abcde" + leaseUUID + "), renewed 4s before judging, within its 15s lease duration"},
-		{"renewed just inside the lease duration", func(w *world) { renewedAgo(w, 14*time.Second) }, checks.Pass, "renewed 14s before judging"},
-		{"renewed exactly one lease duration ago: expired", func(w *world) { renewedAgo(w, 15*time.Second) }, checks.Fail,
+		{"renewed just inside the lease duration", func(w *checkstest.World) { renewedAgo(w, 14*time.Second) }, checks.Pass, "renewed 14s before judging"},
+		{"renewed exactly one lease duration ago: expired", func(w *checkstest.World) { renewedAgo(w, 15*time.Second) }, checks.Fail,
 			"Lease demo-system/widget-controller-leader is stale: last renewed at 2026-06-01T11:59:45Z by widget-controller-7c9d-abcde" + leaseUUID + ", 15s before judging, with a lease duration of 15s: the leader stopped renewing"},
-		{"stale for ten minutes", func(w *world) { renewedAgo(w, 10*time.Minute) }, checks.Fail,
+		{"stale for ten minutes", func(w *checkstest.World) { renewedAgo(w, 10*time.Minute) }, checks.Fail,
 			"last renewed at 2026-06-01T11:50:00Z by widget-controller-7c9d-abcde" + leaseUUID + ", 10m0s before judging"},
-		{"the leader's clock runs ahead", func(w *world) { renewedAgo(w, -2*time.Second) }, checks.Pass, "renewed 2s after the time of judging (clocks differ)"},
-		{"held by something that is no controller pod", func(w *world) { holder(w, "laptop-of-dev"+leaseUUID) }, checks.Fail,
+		{"the leader's clock runs ahead", func(w *checkstest.World) { renewedAgo(w, -2*time.Second) }, checks.Pass, "renewed 2s after the time of judging (clocks differ)"},
+		{"held by something that is no controller pod", func(w *checkstest.World) { holder(w, "laptop-of-dev"+leaseUUID) }, checks.Fail,
 			"Lease demo-system/widget-controller-leader is held by laptop-of-dev" + leaseUUID + ", and none of the controller pods (widget-controller-7c9d-abcde) has that hostname: something else holds the lock"},
-		{"a hostname that only starts the pod's name is not it", func(w *world) { holder(w, "widget-controller-7c9d-abcdef"+leaseUUID) }, checks.Fail,
+		{"a hostname that only starts the pod's name is not it", func(w *checkstest.World) { holder(w, "widget-controller-7c9d-abcdef"+leaseUUID) }, checks.Fail,
 			"none of the controller pods (widget-controller-7c9d-abcde) has that hostname"},
-		{"stale and held by a stranger: both said", func(w *world) {
+		{"stale and held by a stranger: both said", func(w *checkstest.World) {
 			holder(w, "old-install-5d4f"+leaseUUID)
 			renewedAgo(w, time.Hour)
 		}, checks.Fail, "something else holds the lock; Lease demo-system/widget-controller-leader is stale"},
-		{"the bare hostname as identity", func(w *world) { holder(w, "widget-controller-7c9d-abcde") }, checks.Pass, "held by controller pod widget-controller-7c9d-abcde"},
-		{"spec.hostname is the pod's hostname", func(w *world) {
-			w.controllerPod.Spec.Hostname = "vm"
+		{"the bare hostname as identity", func(w *checkstest.World) { holder(w, "widget-controller-7c9d-abcde") }, checks.Pass, "held by controller pod widget-controller-7c9d-abcde"},
+		{"spec.hostname is the pod's hostname", func(w *checkstest.World) {
+			w.ControllerPod.Spec.Hostname = "vm"
 			holder(w, "vm"+leaseUUID)
 		}, checks.Pass, "held by controller pod widget-controller-7c9d-abcde (holder vm" + leaseUUID + ")"},
-		{"with spec.hostname, the pod's name is not its hostname", func(w *world) { w.controllerPod.Spec.Hostname = "vm" }, checks.Fail,
+		{"with spec.hostname, the pod's name is not its hostname", func(w *checkstest.World) { w.ControllerPod.Spec.Hostname = "vm" }, checks.Fail,
 			"none of the controller pods (widget-controller-7c9d-abcde) has that hostname"},
-		{"a long pod name is cut to 63 characters", func(w *world) {
-			w.controllerPod.Name = longName
+		{"a long pod name is cut to 63 characters", func(w *checkstest.World) {
+			w.ControllerPod.Name = longName
 			holder(w, strings.TrimRight(longName[:63], "-")+leaseUUID)
 		}, checks.Pass, "held by controller pod " + longName},
-		{"a hostname as FQDN", func(w *world) {
-			w.controllerPod.Spec.Hostname, w.controllerPod.Spec.Subdomain = "ctl-0", "widget-controller"
-			w.controllerPod.Spec.SetHostnameAsFQDN = ptr(true)
+		{"a hostname as FQDN", func(w *checkstest.World) {
+			w.ControllerPod.Spec.Hostname, w.ControllerPod.Spec.Subdomain = "ctl-0", "widget-controller"
+			w.ControllerPod.Spec.SetHostnameAsFQDN = checkstest.Ptr(true)
 			holder(w, "ctl-0.widget-controller.demo-system.svc.cluster.local"+leaseUUID)
 		}, checks.Pass, "held by controller pod widget-controller-7c9d-abcde"},
-		{"released: no holder", func(w *world) { w.lease.Spec.HolderIdentity = nil }, checks.Fail,
+		{"released: no holder", func(w *checkstest.World) { w.Lease.Spec.HolderIdentity = nil }, checks.Fail,
 			"Lease demo-system/widget-controller-leader has no holder: the last leader released it and no controller replica took it"},
-		{"an empty holder is no holder", func(w *world) { holder(w, "") }, checks.Fail, "has no holder"},
-		{"never renewed", func(w *world) { w.lease.Spec.RenewTime = nil }, checks.Fail,
+		{"an empty holder is no holder", func(w *checkstest.World) { holder(w, "") }, checks.Fail, "has no holder"},
+		{"never renewed", func(w *checkstest.World) { w.Lease.Spec.RenewTime = nil }, checks.Fail,
 			"Lease demo-system/widget-controller-leader, held by widget-controller-7c9d-abcde" + leaseUUID + ", was never renewed (no spec.renewTime)"},
-		{"no lease duration: cannot judge", func(w *world) { w.lease.Spec.LeaseDurationSeconds = nil }, checks.Error,
+		{"no lease duration: cannot judge", func(w *checkstest.World) { w.Lease.Spec.LeaseDurationSeconds = nil }, checks.Error,
 			"Lease demo-system/widget-controller-leader has no spec.leaseDurationSeconds: how long its holder leads cannot be told"},
-		{"no Lease, one replica: leader election off", func(w *world) { w.lease = nil }, checks.Warn,
+		{"no Lease, one replica: leader election off", func(w *checkstest.World) { w.Lease = nil }, checks.Warn,
 			"no Lease demo-system/widget-controller-leader: leader election is off, which is allowed for a single replica (1 controller pod), but nothing shows which controller leads"},
-		{"a Lease of another name does not count", func(w *world) { w.lease.Name = "other-leader" }, checks.Warn, "no Lease demo-system/widget-controller-leader"},
-		{"no Lease, two replicas: they race", func(w *world) {
-			w.lease = nil
-			second := w.controllerPod.DeepCopy()
+		{"a Lease of another name does not count", func(w *checkstest.World) { w.Lease.Name = "other-leader" }, checks.Warn, "no Lease demo-system/widget-controller-leader"},
+		{"no Lease, two replicas: they race", func(w *checkstest.World) {
+			w.Lease = nil
+			second := w.ControllerPod.DeepCopy()
 			second.Name = "widget-controller-7c9d-fghij"
-			w.pods = append(w.pods, second)
+			w.Pods = append(w.Pods, second)
 		}, checks.Fail, "no Lease demo-system/widget-controller-leader, yet 2 controller pods run (widget-controller-7c9d-abcde, widget-controller-7c9d-fghij): without leader election they reconcile concurrently"},
-		{"a finished pod is no replica", func(w *world) {
-			w.lease = nil
-			done := w.controllerPod.DeepCopy()
+		{"a finished pod is no replica", func(w *checkstest.World) {
+			w.Lease = nil
+			done := w.ControllerPod.DeepCopy()
 			done.Name = "widget-controller-7c9d-old00"
 			done.Status.Phase = corev1.PodFailed
-			w.pods = append(w.pods, done)
+			w.Pods = append(w.Pods, done)
 		}, checks.Warn, "(1 controller pod)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			out := runWorld(t, tc.tweak)
-			r := result(t, out, "controller-lease", "widgets")
+			out := checkstest.RunWorld(t, builtin.Registry(), tc.tweak)
+			r := checkstest.Result(t, out, "controller-lease", "widgets")
 			assert.Equal(t, tc.status, r.Status, r.Reason)
 			assert.Contains(t, r.Reason, tc.reason)
 			if tc.status == checks.Fail {
@@ -108,7 +100,7 @@ func TestControllerLease(t *testing.T) {
 }
 
 func TestControllerLeaseEvidence(t *testing.T) {
-	r := result(t, runWorld(t, nil), "controller-lease", "widgets")
+	r := checkstest.Result(t, checkstest.RunWorld(t, builtin.Registry(), nil), "controller-lease", "widgets")
 	require.Equal(t, checks.Pass, r.Status, r.Reason)
 	require.Len(t, r.Evidence, 3)
 	assert.Equal(t, "kubectl get lease widget-controller-leader -n demo-system", r.Evidence[0].Command)
@@ -123,18 +115,18 @@ func TestControllerLeaseEvidence(t *testing.T) {
 	assert.Equal(t, "NAME                           HOSTNAME   NODE\nwidget-controller-7c9d-abcde   <none>     cpu-node-1\n", r.Evidence[2].Output)
 
 	// A missing Lease shows as kubectl shows it.
-	r = result(t, runWorld(t, func(w *world) { w.lease = nil }), "controller-lease", "widgets")
+	r = checkstest.Result(t, checkstest.RunWorld(t, builtin.Registry(), func(w *checkstest.World) { w.Lease = nil }), "controller-lease", "widgets")
 	require.Equal(t, checks.Warn, r.Status, r.Reason)
 	assert.Equal(t, `Error from server (NotFound): leases.coordination.k8s.io "widget-controller-leader" not found`+"\n", r.Evidence[1].Output)
 }
 
 func TestControllerLeaseWithoutProfileLease(t *testing.T) {
-	yaml := strings.Replace(widgetProfileYAML, "  lease: widget-controller-leader\n", "", 1)
-	require.NotEqual(t, widgetProfileYAML, yaml)
+	yaml := strings.Replace(checkstest.WidgetProfileYAML, "  lease: widget-controller-leader\n", "", 1)
+	require.NotEqual(t, checkstest.WidgetProfileYAML, yaml)
 	ps, err := checks.ParseProfiles("widgets.yaml", []byte(yaml))
 	require.NoError(t, err)
-	out := newWorld(t).serve().run(ps)
-	r := result(t, out, "controller-lease", "widgets")
+	out := checkstest.NewWorld(t).Serve().Run(builtin.Registry(), ps)
+	r := checkstest.Result(t, out, "controller-lease", "widgets")
 	assert.Equal(t, checks.Skip, r.Status)
 	assert.Equal(t, "profile widgets names no leader-election lease (controller.lease)", r.Reason)
 	assert.Empty(t, r.Evidence)
@@ -151,7 +143,7 @@ func TestBuiltinProfilesNameLeases(t *testing.T) {
 		"kubeflow-training": "1ca428e5.training-operator.kubeflow.org",
 		"kubeflow-trainer":  "",
 	}
-	for _, p := range builtinProfiles(t) {
+	for _, p := range checkstest.BuiltinProfiles(t) {
 		assert.Equal(t, want[p.Name], p.Controller.Lease, p.Name)
 	}
 }

@@ -1,4 +1,4 @@
-package checks
+package operator
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/cluster"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -27,9 +28,9 @@ const maxHostnameLength = 63
 // holds the leader-election Lease and keeps renewing it.
 type ControllerLease struct{}
 
-// Meta implements Check.
-func (ControllerLease) Meta() Meta {
-	return Meta{
+// Meta implements checks.Check.
+func (ControllerLease) Meta() checks.Meta {
+	return checks.Meta{
 		ID:          "controller-lease",
 		Title:       "The controller holds a fresh leader lease",
 		Requirement: "robust_controller",
@@ -39,27 +40,27 @@ func (ControllerLease) Meta() Meta {
 	}
 }
 
-// Run implements Check.
-func (ControllerLease) Run(ctx context.Context, env *Env) (Result, error) {
-	var r Result
+// Run implements checks.Check.
+func (ControllerLease) Run(ctx context.Context, env *checks.Env) (checks.Result, error) {
+	var r checks.Result
 	p := env.Profile
 	c := p.Controller
 	if c.Lease == "" {
-		r.finish(Skip, "profile %s names no leader-election lease (controller.lease)", p.Name)
+		r.Finish(checks.Skip, "profile %s names no leader-election lease (controller.lease)", p.Name)
 		return r, nil
 	}
 	get := cluster.Get{Resources: []cluster.Resource{cluster.Leases}, Namespace: c.Namespace, Names: []string{c.Lease}}
-	r.evidence(ctx, env, get, "")
+	r.AddEvidence(ctx, env, get, "")
 	cols := get
 	cols.Columns = leaseColumns
-	r.evidence(ctx, env, cols, "holderIdentity is <hostname>_<uuid> of the leader; it leads until renewTime + leaseDurationSeconds")
-	leases, err := list[*coordinationv1.Lease](ctx, env, get.Queries()[0])
+	r.AddEvidence(ctx, env, cols, "holderIdentity is <hostname>_<uuid> of the leader; it leads until renewTime + leaseDurationSeconds")
+	leases, err := checks.List[*coordinationv1.Lease](ctx, env, get.Queries()[0])
 	if err != nil {
 		return r, err
 	}
 	podsGet := cluster.Get{Resources: []cluster.Resource{cluster.Pods}, Namespace: c.Namespace, LabelSelector: c.Selector, Columns: hostnameColumns}
-	r.evidence(ctx, env, podsGet, "the controller pods: a pod's hostname is spec.hostname, or its name when that is unset")
-	pods, err := list[*corev1.Pod](ctx, env, podsGet.Queries()[0])
+	r.AddEvidence(ctx, env, podsGet, "the controller pods: a pod's hostname is spec.hostname, or its name when that is unset")
+	pods, err := checks.List[*corev1.Pod](ctx, env, podsGet.Queries()[0])
 	if err != nil {
 		return r, err
 	}
@@ -79,11 +80,11 @@ func (ControllerLease) Run(ctx context.Context, env *Env) (Result, error) {
 	}
 	if lease == nil {
 		if len(running) > 1 {
-			r.finish(Fail, "no Lease %s, yet %d controller pods run (%s): without leader election they reconcile concurrently", id, len(running), podNames(running))
+			r.Finish(checks.Fail, "no Lease %s, yet %d controller pods run (%s): without leader election they reconcile concurrently", id, len(running), podNames(running))
 			r.Details = []string{r.Reason}
 			return r, nil
 		}
-		r.finish(Warn, "no Lease %s: leader election is off, which is allowed for a single replica (%s), but nothing shows which controller leads", id, plural(len(running), "controller pod"))
+		r.Finish(checks.Warn, "no Lease %s: leader election is off, which is allowed for a single replica (%s), but nothing shows which controller leads", id, checks.Plural(len(running), "controller pod"))
 		return r, nil
 	}
 
@@ -92,12 +93,12 @@ func (ControllerLease) Run(ctx context.Context, env *Env) (Result, error) {
 		holder = *lease.Spec.HolderIdentity
 	}
 	if holder == "" {
-		r.finish(Fail, "Lease %s has no holder: the last leader released it and no controller replica took it", id)
+		r.Finish(checks.Fail, "Lease %s has no holder: the last leader released it and no controller replica took it", id)
 		r.Details = []string{r.Reason}
 		return r, nil
 	}
 	if lease.Spec.RenewTime == nil {
-		r.finish(Fail, "Lease %s, held by %s, was never renewed (no spec.renewTime)", id, holder)
+		r.Finish(checks.Fail, "Lease %s, held by %s, was never renewed (no spec.renewTime)", id, holder)
 		r.Details = []string{r.Reason}
 		return r, nil
 	}
@@ -120,19 +121,19 @@ func (ControllerLease) Run(ctx context.Context, env *Env) (Result, error) {
 	}
 	if !renewed.Add(duration).After(now) {
 		fails = append(fails, fmt.Sprintf("Lease %s is stale: last renewed at %s by %s, %s before judging, with a lease duration of %s: the leader stopped renewing",
-			id, renewed.UTC().Format(time.RFC3339), holder, age(since), duration))
+			id, renewed.UTC().Format(time.RFC3339), holder, checks.Age(since), duration))
 	}
 	r.Details = fails
 	if len(fails) > 0 {
-		r.finish(Fail, "%s", strings.Join(fails, "; "))
+		r.Finish(checks.Fail, "%s", strings.Join(fails, "; "))
 		return r, nil
 	}
-	ago := age(since) + " before judging"
+	ago := checks.Age(since) + " before judging"
 	if since < 0 {
 		// The leader's clock runs ahead of the one judging: still fresh.
-		ago = age(-since) + " after the time of judging (clocks differ)"
+		ago = checks.Age(-since) + " after the time of judging (clocks differ)"
 	}
-	r.finish(Pass, "Lease %s held by controller pod %s (holder %s), renewed %s, within its %s lease duration", id, leader.Name, holder, ago, duration)
+	r.Finish(checks.Pass, "Lease %s held by controller pod %s (holder %s), renewed %s, within its %s lease duration", id, leader.Name, holder, ago, duration)
 	return r, nil
 }
 

@@ -1,4 +1,4 @@
-package checks
+package operator
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/cluster"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
@@ -13,9 +14,9 @@ import (
 // CRDsEstablished checks that an operator's CRDs are served.
 type CRDsEstablished struct{}
 
-// Meta implements Check.
-func (CRDsEstablished) Meta() Meta {
-	return Meta{
+// Meta implements checks.Check.
+func (CRDsEstablished) Meta() checks.Meta {
+	return checks.Meta{
 		ID:          "crds-established",
 		Title:       "Operator CRDs established",
 		Requirement: "robust_controller",
@@ -25,11 +26,11 @@ func (CRDsEstablished) Meta() Meta {
 	}
 }
 
-// Run implements Check.
-func (CRDsEstablished) Run(ctx context.Context, env *Env) (Result, error) {
-	var r Result
+// Run implements checks.Check.
+func (CRDsEstablished) Run(ctx context.Context, env *checks.Env) (checks.Result, error) {
+	var r checks.Result
 	p := env.Profile
-	crds, err := list[*apiextensionsv1.CustomResourceDefinition](ctx, env, cluster.Query{Resource: cluster.CRDs})
+	crds, err := checks.List[*apiextensionsv1.CustomResourceDefinition](ctx, env, cluster.Query{Resource: cluster.CRDs})
 	if err != nil {
 		return r, err
 	}
@@ -37,12 +38,12 @@ func (CRDsEstablished) Run(ctx context.Context, env *Env) (Result, error) {
 	names := append([]string(nil), p.CRDs...)
 	for _, c := range crds {
 		byName[c.Name] = c
-		if contains(p.Groups, c.Spec.Group) && !contains(names, c.Name) {
+		if checks.Contains(p.Groups, c.Spec.Group) && !checks.Contains(names, c.Name) {
 			names = append(names, c.Name)
 		}
 	}
 	sort.Strings(names)
-	r.evidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.CRDs}, Names: names}, "")
+	r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.CRDs}, Names: names}, "")
 
 	var problems []string
 	bad := 0
@@ -66,10 +67,10 @@ func (CRDsEstablished) Run(ctx context.Context, env *Env) (Result, error) {
 	}
 	r.Details = problems
 	if bad > 0 {
-		r.finish(Fail, "%d of %d CRDs not established: %s", bad, len(names), strings.Join(problems, "; "))
+		r.Finish(checks.Fail, "%d of %d CRDs not established: %s", bad, len(names), strings.Join(problems, "; "))
 		return r, nil
 	}
-	r.finish(Pass, "%d CRDs of %s established", len(names), strings.Join(p.Groups, ", "))
+	r.Finish(checks.Pass, "%d CRDs of %s established", len(names), strings.Join(p.Groups, ", "))
 	return r, nil
 }
 

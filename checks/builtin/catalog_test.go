@@ -1,4 +1,4 @@
-package checks_test
+package builtin_test
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/builtin"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -27,7 +28,7 @@ func reqIDs(rs []checks.Requirement) []string {
 }
 
 func TestSelect(t *testing.T) {
-	registry := checks.Registry()
+	registry := builtin.Registry()
 	reqs := catalog(t)
 	tests := []struct {
 		name   string
@@ -106,7 +107,7 @@ func TestSelectUnknownID(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.id, func(t *testing.T) {
-			_, err := checks.Select([]string{"all", tc.id}, catalog(t), checks.Registry())
+			_, err := checks.Select([]string{"all", tc.id}, catalog(t), builtin.Registry())
 			require.Error(t, err)
 			var unknown *checks.UnknownIDError
 			require.True(t, errors.As(err, &unknown), "%T", err)
@@ -126,7 +127,7 @@ func TestSelectUnknownID(t *testing.T) {
 var kebab = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
 func TestRegistry(t *testing.T) {
-	registry := checks.Registry()
+	registry := builtin.Registry()
 	reqs := catalog(t)
 	byID := map[string]checks.Requirement{}
 	for _, r := range reqs {
@@ -172,14 +173,14 @@ func TestCatalog(t *testing.T) {
 	assert.Equal(t, checks.Must, robust.Level)
 
 	t.Run("a check the registry lacks", func(t *testing.T) {
-		_, err := checks.Catalog(checks.Registry()[:1])
+		_, err := checks.Catalog(builtin.Registry()[:1])
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), `requirement robust_controller names unknown check "controller-ready"`)
 	})
 }
 
 func TestCatalogDigest(t *testing.T) {
-	registry := checks.Registry()
+	registry := builtin.Registry()
 	profiles, err := checks.BuiltinProfiles()
 	require.NoError(t, err)
 	a, err := checks.CatalogDigest(registry, profiles)

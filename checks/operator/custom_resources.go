@@ -1,4 +1,4 @@
-package checks
+package operator
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/cluster"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -13,9 +14,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/version"
 )
 
 // maxCREvidence bounds how many custom resources get a block of children;
@@ -26,9 +25,9 @@ const maxCREvidence = 3
 // into healthy children.
 type CRsReconciled struct{}
 
-// Meta implements Check.
-func (CRsReconciled) Meta() Meta {
-	return Meta{
+// Meta implements checks.Check.
+func (CRsReconciled) Meta() checks.Meta {
+	return checks.Meta{
 		ID:          "crs-reconciled",
 		Title:       "Custom resources reconciled into children",
 		Requirement: "robust_controller",
@@ -40,19 +39,19 @@ func (CRsReconciled) Meta() Meta {
 
 // crTarget is a kind of custom resource resolved against its CRD.
 type crTarget struct {
-	kind ResourceKind
+	kind checks.ResourceKind
 	res  cluster.Resource
 }
 
-// Run implements Check.
-func (CRsReconciled) Run(ctx context.Context, env *Env) (Result, error) {
-	var r Result
+// Run implements checks.Check.
+func (CRsReconciled) Run(ctx context.Context, env *checks.Env) (checks.Result, error) {
+	var r checks.Result
 	p := env.Profile
 	if len(p.Resources) == 0 {
-		r.finish(Skip, "profile %s names no custom resource kind to judge", p.Name)
+		r.Finish(checks.Skip, "profile %s names no custom resource kind to judge", p.Name)
 		return r, nil
 	}
-	crds, err := list[*apiextensionsv1.CustomResourceDefinition](ctx, env, cluster.Query{Resource: cluster.CRDs})
+	crds, err := checks.List[*apiextensionsv1.CustomResourceDefinition](ctx, env, cluster.Query{Resource: cluster.CRDs})
 	if err != nil {
 		return r, err
 	}
@@ -60,22 +59,22 @@ func (CRsReconciled) Run(ctx context.Context, env *Env) (Result, error) {
 	var shown int
 	total := 0
 	for _, k := range p.Resources {
-		crd := findCRD(crds, k.CRD)
+		crd := checks.FindCRD(crds, k.CRD)
 		if crd == nil {
 			missing = append(missing, k.CRD)
-			r.evidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.CRDs}, Names: []string{k.CRD}}, "")
+			r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.CRDs}, Names: []string{k.CRD}}, "")
 			continue
 		}
-		t := crTarget{kind: k, res: crdResource(crd)}
+		t := crTarget{kind: k, res: checks.CRDResource(crd)}
 		get := cluster.Get{Resources: []cluster.Resource{t.res}, AllNamespaces: t.res.Namespaced}
-		r.evidence(ctx, env, get, "")
-		listed, err := list[*unstructured.Unstructured](ctx, env, get.Queries()[0])
+		r.AddEvidence(ctx, env, get, "")
+		listed, err := checks.List[*unstructured.Unstructured](ctx, env, get.Queries()[0])
 		if err != nil {
 			return r, err
 		}
 		var crs []*unstructured.Unstructured
 		for _, cr := range listed {
-			if run, ok := probeRun(cr.GetLabels(), cr.GetNamespace()); ok {
+			if run, ok := checks.ProbeRun(cr.GetLabels(), cr.GetNamespace()); ok {
 				probes = append(probes, fmt.Sprintf("%s %s (probe run %s)", crd.Spec.Names.Kind, objectName(cr), run))
 				continue
 			}
@@ -105,13 +104,13 @@ func (CRsReconciled) Run(ctx context.Context, env *Env) (Result, error) {
 			}
 			if shown < maxCREvidence && len(k.Children) > 0 {
 				shown++
-				r.evidence(ctx, env, childrenGet(k, j.cr), "")
+				r.AddEvidence(ctx, env, childrenGet(k, j.cr), "")
 				note := "who owns each child (metadata.ownerReferences)"
-				if contains(k.Children, "Deployment") {
+				if checks.Contains(k.Children, "Deployment") {
 					note += ": the resource itself, or for pods their ReplicaSet, which the Deployment owns"
 				}
-				r.evidence(ctx, env, ownersGet(k, j.cr), note)
-				if err := r.customChildrenEvidence(ctx, env, k, j.cr, fam); err != nil {
+				r.AddEvidence(ctx, env, ownersGet(k, j.cr), note)
+				if err := customChildrenEvidence(ctx, &r, env, k, j.cr, fam); err != nil {
 					return r, err
 				}
 			}
@@ -124,17 +123,17 @@ func (CRsReconciled) Run(ctx context.Context, env *Env) (Result, error) {
 	switch {
 	case len(missing) > 0:
 		r.Details = append(r.Details, "CRDs not installed: "+strings.Join(missing, ", "))
-		r.finish(Fail, "CRD %s not installed, so none of its resources can be reconciled", strings.Join(missing, ", "))
+		r.Finish(checks.Fail, "CRD %s not installed, so none of its resources can be reconciled", strings.Join(missing, ", "))
 	case len(fails) > 0:
-		r.finish(Fail, "%d of %s not reconciled: %s", len(fails), plural(total, "custom resource"), strings.Join(fails, "; "))
-	case total == 0 && env.Probe != nil && p.Probe != nil && p.Probe.canary != nil:
+		r.Finish(checks.Fail, "%d of %s not reconciled: %s", len(fails), checks.Plural(total, "custom resource"), strings.Join(fails, "; "))
+	case total == 0 && env.Probe != nil && p.Probe != nil && p.Probe.CanaryObject() != nil:
 		// Under --probe, canary-reconciled makes one and watches it: that
 		// is the proof this check looks for, and it is judged there.
-		r.finish(Skip, "no %s exists; canary-reconciled creates one to show the controller reconciles", kinds(p))
+		r.Finish(checks.Skip, "no %s exists; canary-reconciled creates one to show the controller reconciles", kinds(p))
 	case total == 0:
-		r.finish(Fail, "no %s exists: nothing shows the controller reconciles (create one, or run with --probe)", kinds(p))
+		r.Finish(checks.Fail, "no %s exists: nothing shows the controller reconciles (create one, or run with --probe)", kinds(p))
 	default:
-		r.finish(Pass, "%s reconciled and Ready: %s", plural(total, "custom resource"), strings.Join(passed, ", "))
+		r.Finish(checks.Pass, "%s reconciled and Ready: %s", checks.Plural(total, "custom resource"), strings.Join(passed, ", "))
 	}
 	return r, nil
 }
@@ -142,10 +141,10 @@ func (CRsReconciled) Run(ctx context.Context, env *Env) (Result, error) {
 // customChildrenEvidence shows the custom children cr owns (a TrainJob's
 // JobSet) with their owners, by name: a controller need not label them, so
 // no selector finds them.
-func (r *Result) customChildrenEvidence(ctx context.Context, env *Env, k ResourceKind, cr *unstructured.Unstructured, fam family) error {
+func customChildrenEvidence(ctx context.Context, r *checks.Result, env *checks.Env, k checks.ResourceKind, cr *unstructured.Unstructured, fam family) error {
 	d := fam.descendantsOf(cr, k)
 	for _, child := range k.Children {
-		if !customChild(child) {
+		if !checks.CustomChild(child) {
 			continue
 		}
 		res, err := customResource(ctx, env, child)
@@ -160,40 +159,9 @@ func (r *Result) customChildrenEvidence(ctx context.Context, env *Env, k Resourc
 		if len(names) == 0 {
 			note = fmt.Sprintf("%s owns no %s: those of its namespace, with their owners", objectName(cr), res.Kind)
 		}
-		r.evidence(ctx, env, cluster.Get{Resources: []cluster.Resource{res}, Namespace: cr.GetNamespace(), Names: names, Columns: ownerColumns}, note)
+		r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{res}, Namespace: cr.GetNamespace(), Names: names, Columns: ownerColumns}, note)
 	}
 	return nil
-}
-
-func findCRD(crds []*apiextensionsv1.CustomResourceDefinition, name string) *apiextensionsv1.CustomResourceDefinition {
-	for _, c := range crds {
-		if c.Name == name {
-			return c
-		}
-	}
-	return nil
-}
-
-// crdResource is the resource kubectl would use for the CRD: its preferred
-// version is the served one of highest priority, as discovery orders them.
-func crdResource(crd *apiextensionsv1.CustomResourceDefinition) cluster.Resource {
-	var served []string
-	for _, v := range crd.Spec.Versions {
-		if v.Served {
-			served = append(served, v.Name)
-		}
-	}
-	sort.Slice(served, func(i, j int) bool { return version.CompareKubeAwareVersionStrings(served[i], served[j]) > 0 })
-	v := ""
-	if len(served) > 0 {
-		v = served[0]
-	}
-	return cluster.Resource{
-		GVR:        schema.GroupVersionResource{Group: crd.Spec.Group, Version: v, Resource: crd.Spec.Names.Plural},
-		Kind:       crd.Spec.Names.Kind,
-		Arg:        crd.Spec.Names.Plural + "." + crd.Spec.Group,
-		Namespaced: crd.Spec.Scope == apiextensionsv1.NamespaceScoped,
-	}
 }
 
 // family holds what may descend from a profile's resources: the objects of
@@ -221,7 +189,7 @@ const maxChildNamespaces = 8
 // spread over more namespaces, or cluster-scoped (their children may be
 // anywhere), it is one LIST per kind for the whole cluster. Never every
 // pod of the cluster.
-func readChildren(ctx context.Context, env *Env, k ResourceKind, crs []*unstructured.Unstructured) (family, error) {
+func readChildren(ctx context.Context, env *checks.Env, k checks.ResourceKind, crs []*unstructured.Unstructured) (family, error) {
 	if len(k.Children) == 0 || len(crs) == 0 {
 		return family{}, nil
 	}
@@ -230,7 +198,7 @@ func readChildren(ctx context.Context, env *Env, k ResourceKind, crs []*unstruct
 		if cr.GetNamespace() == "" {
 			return readFamily(ctx, env, k, "", k.ChildLabel)
 		}
-		if !contains(namespaces, cr.GetNamespace()) {
+		if !checks.Contains(namespaces, cr.GetNamespace()) {
 			namespaces = append(namespaces, cr.GetNamespace())
 		}
 	}
@@ -269,32 +237,32 @@ func (f *family) add(g family) {
 
 // readFamily lists the child kinds of k: the built-in ones that match
 // selector and the custom ones whole, in one namespace or ("") in all.
-func readFamily(ctx context.Context, env *Env, k ResourceKind, namespace, selector string) (family, error) {
+func readFamily(ctx context.Context, env *checks.Env, k checks.ResourceKind, namespace, selector string) (family, error) {
 	f := family{custom: map[string][]*unstructured.Unstructured{}, kinds: map[string]string{}}
 	var err error
 	q := func(r cluster.Resource) cluster.Query {
 		return cluster.Query{Resource: r, Namespace: namespace, LabelSelector: selector}
 	}
-	if contains(k.Children, "Deployment") {
-		if f.deployments, err = list[*appsv1.Deployment](ctx, env, q(cluster.Deployments)); err != nil {
+	if checks.Contains(k.Children, "Deployment") {
+		if f.deployments, err = checks.List[*appsv1.Deployment](ctx, env, q(cluster.Deployments)); err != nil {
 			return f, err
 		}
-		if f.replicaSets, err = list[*appsv1.ReplicaSet](ctx, env, q(cluster.ReplicaSets)); err != nil {
-			return f, err
-		}
-	}
-	if contains(k.Children, "Service") {
-		if f.services, err = list[*corev1.Service](ctx, env, q(cluster.Services)); err != nil {
+		if f.replicaSets, err = checks.List[*appsv1.ReplicaSet](ctx, env, q(cluster.ReplicaSets)); err != nil {
 			return f, err
 		}
 	}
-	if contains(k.Children, "Job") {
-		if f.jobs, err = list[*batchv1.Job](ctx, env, q(cluster.Jobs)); err != nil {
+	if checks.Contains(k.Children, "Service") {
+		if f.services, err = checks.List[*corev1.Service](ctx, env, q(cluster.Services)); err != nil {
+			return f, err
+		}
+	}
+	if checks.Contains(k.Children, "Job") {
+		if f.jobs, err = checks.List[*batchv1.Job](ctx, env, q(cluster.Jobs)); err != nil {
 			return f, err
 		}
 	}
 	for _, child := range k.Children {
-		if !customChild(child) {
+		if !checks.CustomChild(child) {
 			continue
 		}
 		res, err := customResource(ctx, env, child)
@@ -302,26 +270,26 @@ func readFamily(ctx context.Context, env *Env, k ResourceKind, namespace, select
 			return f, err
 		}
 		f.kinds[child] = res.Kind
-		if f.custom[child], err = list[*unstructured.Unstructured](ctx, env, cluster.Query{Resource: res, Namespace: namespace}); err != nil {
+		if f.custom[child], err = checks.List[*unstructured.Unstructured](ctx, env, cluster.Query{Resource: res, Namespace: namespace}); err != nil {
 			return f, err
 		}
 	}
-	f.pods, err = list[*corev1.Pod](ctx, env, q(cluster.Pods))
+	f.pods, err = checks.List[*corev1.Pod](ctx, env, q(cluster.Pods))
 	return f, err
 }
 
 // customResource resolves a custom child kind, named by its CRD, against
 // the CRDs the cluster serves.
-func customResource(ctx context.Context, env *Env, crdName string) (cluster.Resource, error) {
-	crds, err := list[*apiextensionsv1.CustomResourceDefinition](ctx, env, cluster.Query{Resource: cluster.CRDs})
+func customResource(ctx context.Context, env *checks.Env, crdName string) (cluster.Resource, error) {
+	crds, err := checks.List[*apiextensionsv1.CustomResourceDefinition](ctx, env, cluster.Query{Resource: cluster.CRDs})
 	if err != nil {
 		return cluster.Resource{}, err
 	}
-	crd := findCRD(crds, crdName)
+	crd := checks.FindCRD(crds, crdName)
 	if crd == nil {
 		return cluster.Resource{}, fmt.Errorf("child kind %s: the cluster serves no such CRD", crdName)
 	}
-	return crdResource(crd), nil
+	return checks.CRDResource(crd), nil
 }
 
 // descendants are what one resource owns, directly or through one another.
@@ -337,7 +305,7 @@ type descendants struct {
 // chain the operator builds: Deployment -> ReplicaSet -> Pod,
 // JobSet -> Job -> Pod. Built-in objects count only when their child label
 // names cr; custom children by ownership alone.
-func (f family) descendantsOf(cr *unstructured.Unstructured, k ResourceKind) descendants {
+func (f family) descendantsOf(cr *unstructured.Unstructured, k checks.ResourceKind) descendants {
 	ns := cr.GetNamespace()
 	// A cluster-scoped resource's children may live in any namespace.
 	here := func(m metav1.Object) bool { return ns == "" || m.GetNamespace() == ns }
@@ -348,7 +316,7 @@ func (f family) descendantsOf(cr *unstructured.Unstructured, k ResourceKind) des
 	candidates = append(candidates, objects(filter(f.services, labelled))...)
 	candidates = append(candidates, objects(filter(f.jobs, labelled))...)
 	candidates = append(candidates, objects(filter(f.pods, labelled))...)
-	for _, kind := range orderedKeys(f.custom) {
+	for _, kind := range checks.SortedKeys(f.custom) {
 		candidates = append(candidates, objects(filter(f.custom[kind], here))...)
 	}
 	// owners are the UIDs owned so far, cr's first; owned the candidates
@@ -408,10 +376,10 @@ func objects[T metav1.Object](src []T) []metav1.Object {
 
 // trueConditions are those of the types that are True, as
 // "Type=True Reason: message".
-func trueConditions(conds []condition, types []string) []string {
+func trueConditions(conds []checks.Condition, types []string) []string {
 	var out []string
 	for _, t := range types {
-		if c, ok := findCondition(conds, t); ok && c.Status == string(metav1.ConditionTrue) {
+		if c, ok := checks.FindCondition(conds, t); ok && c.Status == string(metav1.ConditionTrue) {
 			s := strings.TrimSpace(fmt.Sprintf("%s=True %s", c.Type, c.Reason))
 			if c.Message != "" {
 				s += ": " + shorten(c.Message, maxEventMessage)
@@ -423,16 +391,16 @@ func trueConditions(conds []condition, types []string) []string {
 }
 
 // judgeCR lists what keeps cr from counting as reconciled.
-func judgeCR(cr *unstructured.Unstructured, k ResourceKind, f family) []string {
+func judgeCR(cr *unstructured.Unstructured, k checks.ResourceKind, f family) []string {
 	var problems []string
-	conds := conditions(cr)
+	conds := checks.Conditions(cr)
 	if failed := trueConditions(conds, k.FailedConditions); len(failed) > 0 {
 		problems = append(problems, strings.Join(failed, ", "))
 	}
 	idle := len(trueConditions(conds, k.IdleConditions)) > 0
 	var ok, notOK []string
 	for _, t := range k.ReadyConditions {
-		c, found := findCondition(conds, t)
+		c, found := checks.FindCondition(conds, t)
 		switch {
 		case !found:
 			notOK = append(notOK, t+" absent")
@@ -453,7 +421,7 @@ func judgeCR(cr *unstructured.Unstructured, k ResourceKind, f family) []string {
 	}
 	d := f.descendantsOf(cr, k)
 	for _, child := range k.Children {
-		if idle && !customChild(child) {
+		if idle && !checks.CustomChild(child) {
 			// Finished or held: its pods, Jobs and Services may be cleaned
 			// up or never made, by the operator's own policy.
 			continue
@@ -483,7 +451,7 @@ func judgeCR(cr *unstructured.Unstructured, k ResourceKind, f family) []string {
 					}
 				}
 			}
-		case customChild(child):
+		case checks.CustomChild(child):
 			if len(d.custom[child]) == 0 {
 				problems = append(problems, "owns no "+f.kindOf(child))
 			}
@@ -494,7 +462,7 @@ func judgeCR(cr *unstructured.Unstructured, k ResourceKind, f family) []string {
 	}
 	ready := 0
 	for _, p := range d.pods {
-		if p.Status.Phase == corev1.PodRunning && podReady(p) {
+		if p.Status.Phase == corev1.PodRunning && checks.PodReady(p) {
 			ready++
 		}
 	}
@@ -523,7 +491,7 @@ const ownerColumns = "KIND:.kind,NAME:.metadata.name,OWNER_KIND:.metadata.ownerR
 
 // ownersGet shows who owns one resource's children, ReplicaSets included
 // where pods come through a Deployment.
-func ownersGet(k ResourceKind, cr *unstructured.Unstructured) cluster.Get {
+func ownersGet(k checks.ResourceKind, cr *unstructured.Unstructured) cluster.Get {
 	g := childrenGet(k, cr)
 	var res []cluster.Resource
 	for _, r := range g.Resources {
@@ -537,7 +505,7 @@ func ownersGet(k ResourceKind, cr *unstructured.Unstructured) cluster.Get {
 }
 
 // childrenGet shows one resource's children as the seed's evidence does.
-func childrenGet(k ResourceKind, cr *unstructured.Unstructured) cluster.Get {
+func childrenGet(k checks.ResourceKind, cr *unstructured.Unstructured) cluster.Get {
 	var res []cluster.Resource
 	for _, child := range k.Children {
 		switch child {
@@ -560,7 +528,7 @@ func objectName(u *unstructured.Unstructured) string {
 	return u.GetNamespace() + "/" + u.GetName()
 }
 
-func kinds(p *Profile) string {
+func kinds(p *checks.Profile) string {
 	var ks []string
 	for _, r := range p.Resources {
 		ks = append(ks, r.CRD)

@@ -1,4 +1,4 @@
-package checks_test
+package builtin_test
 
 import (
 	"strings"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/builtin"
+	"github.com/aiconform/aiconform/checks/checkstest"
 	"github.com/aiconform/aiconform/fixtures"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -248,10 +250,10 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.scenario, func(t *testing.T) {
 			covered[tc.scenario] = true
-			out, info := runFixture(t, tc.scenario)
+			out, info := checkstest.RunFixture(t, builtin.Registry(), tc.scenario)
 
 			for _, w := range tc.want {
-				r := result(t, out, w.check, w.operator)
+				r := checkstest.Result(t, out, w.check, w.operator)
 				assert.Equal(t, w.status, r.Status, "%s/%s: %s", w.check, w.operator, r.Reason)
 				assert.Contains(t, r.Reason, w.reason, "%s/%s", w.check, w.operator)
 			}
@@ -266,7 +268,7 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 			}
 			for _, op := range skipped {
 				for _, id := range perOperatorChecks {
-					r := result(t, out, id, op)
+					r := checkstest.Result(t, out, id, op)
 					assert.Equal(t, checks.Skip, r.Status, "%s/%s", id, op)
 					assert.Contains(t, r.Reason, "is not installed: the cluster serves no")
 					assert.Empty(t, r.Evidence, "%s/%s: a skipped check reads nothing", id, op)
@@ -298,13 +300,13 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 
 			vs := checks.Evaluate(catalog(t), out)
 			for _, w := range tc.verdicts {
-				v := verdict(t, vs, w.requirement)
+				v := checkstest.Verdict(t, vs, w.requirement)
 				assert.Equal(t, w.status, v.Status, "%s: %s", w.requirement, v.Conclusion)
 				assert.Equal(t, w.result, v.Result, "%s: %s", w.requirement, v.Conclusion)
 				assert.Equal(t, w.operator, v.Operator, w.requirement)
 				assert.Contains(t, v.Conclusion, w.conclusion, w.requirement)
 				for op, reason := range w.operators {
-					assert.Contains(t, operatorVerdict(t, v, op).Reason, reason, "%s: %s", w.requirement, op)
+					assert.Contains(t, checkstest.OperatorVerdict(t, v, op).Reason, reason, "%s: %s", w.requirement, op)
 				}
 			}
 		})
@@ -321,8 +323,8 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 // the crash-looping controller's reasons must all be reported.
 func TestRecordedScenarioDetails(t *testing.T) {
 	t.Run("cr-unknown never passes", func(t *testing.T) {
-		out, _ := runFixture(t, "cr-unknown")
-		r := result(t, out, "crs-reconciled", "kserve")
+		out, _ := checkstest.RunFixture(t, builtin.Registry(), "cr-unknown")
+		r := checkstest.Result(t, out, "crs-reconciled", "kserve")
 		assert.NotEqual(t, checks.Pass, r.Status)
 		assert.Contains(t, strings.Join(r.Details, "\n"), "Ready=Unknown")
 		// The unhealthy resource's children are shown, and who owns them.
@@ -333,8 +335,8 @@ func TestRecordedScenarioDetails(t *testing.T) {
 		assert.Contains(t, r.Evidence[2].Output, "Deployment   sklearn-iris-predictor                   InferenceService   sklearn-iris")
 	})
 	t.Run("controller-crashloop details", func(t *testing.T) {
-		out, _ := runFixture(t, "controller-crashloop")
-		r := result(t, out, "controller-ready", "kserve")
+		out, _ := checkstest.RunFixture(t, builtin.Registry(), "controller-crashloop")
+		r := checkstest.Result(t, out, "controller-ready", "kserve")
 		require.Equal(t, checks.Fail, r.Status)
 		details := strings.Join(r.Details, "\n")
 		// The restart happened minutes before the recording: a warning
@@ -347,8 +349,8 @@ func TestRecordedScenarioDetails(t *testing.T) {
 		assert.Contains(t, r.Evidence[0].Output, "CrashLoopBackOff")
 	})
 	t.Run("gpu summary table", func(t *testing.T) {
-		out, _ := runFixture(t, "demo")
-		r := result(t, out, "gpu-allocatable", "")
+		out, _ := checkstest.RunFixture(t, builtin.Registry(), "demo")
+		r := checkstest.Result(t, out, "gpu-allocatable", "")
 		require.NotNil(t, r.Table)
 		assert.Equal(t, []string{"NODE", "READY", "RESOURCE", "CAPACITY", "ALLOCATABLE", "REQUESTED"}, r.Table.Header)
 		assert.Equal(t, [][]string{{"gpu-node-1", "True", "nvidia.com/gpu", "8", "8", "1"}}, r.Table.Rows)
@@ -364,8 +366,8 @@ func TestRecordedScenarioDetails(t *testing.T) {
 		assert.Equal(t, "NAME         GPU_CAPACITY   GPU_ALLOCATABLE\ngpu-node-1   8              8\n", r.Evidence[1].Output)
 	})
 	t.Run("replays are deterministic", func(t *testing.T) {
-		a, _ := runFixture(t, "controller-crashloop")
-		b, _ := runFixture(t, "controller-crashloop")
+		a, _ := checkstest.RunFixture(t, builtin.Registry(), "controller-crashloop")
+		b, _ := checkstest.RunFixture(t, builtin.Registry(), "controller-crashloop")
 		require.Len(t, b.Results, len(a.Results))
 		for i := range a.Results {
 			assert.Equal(t, a.Results[i].Status, b.Results[i].Status)

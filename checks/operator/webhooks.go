@@ -1,4 +1,4 @@
-package checks
+package operator
 
 import (
 	"context"
@@ -6,10 +6,10 @@ import (
 	"encoding/pem"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
+	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/cluster"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -22,9 +22,9 @@ const certWarning = 30 * 24 * time.Hour
 // and have something to answer them.
 type WebhooksServed struct{}
 
-// Meta implements Check.
-func (WebhooksServed) Meta() Meta {
-	return Meta{
+// Meta implements checks.Check.
+func (WebhooksServed) Meta() checks.Meta {
+	return checks.Meta{
 		ID:          "webhooks-served",
 		Title:       "Webhooks registered and served",
 		Requirement: "robust_controller",
@@ -43,12 +43,12 @@ type webhookRef struct {
 // registeredWebhooks flattens every validating and mutating webhook:
 // their configurations hold different Go types with the same fields the
 // checks read.
-func registeredWebhooks(ctx context.Context, env *Env) ([]webhookRef, error) {
-	vwcs, err := list[*admissionregistrationv1.ValidatingWebhookConfiguration](ctx, env, cluster.Query{Resource: cluster.ValidatingWebhookConfigurations})
+func registeredWebhooks(ctx context.Context, env *checks.Env) ([]webhookRef, error) {
+	vwcs, err := checks.List[*admissionregistrationv1.ValidatingWebhookConfiguration](ctx, env, cluster.Query{Resource: cluster.ValidatingWebhookConfigurations})
 	if err != nil {
 		return nil, err
 	}
-	mwcs, err := list[*admissionregistrationv1.MutatingWebhookConfiguration](ctx, env, cluster.Query{Resource: cluster.MutatingWebhookConfigurations})
+	mwcs, err := checks.List[*admissionregistrationv1.MutatingWebhookConfiguration](ctx, env, cluster.Query{Resource: cluster.MutatingWebhookConfigurations})
 	if err != nil {
 		return nil, err
 	}
@@ -74,10 +74,10 @@ func registeredWebhooks(ctx context.Context, env *Env) ([]webhookRef, error) {
 // Kueue does for TrainJobs and RayClusters. A configuration name alone is no
 // identity: installers (kustomize, Helm) name configurations differently,
 // and one configuration can hold the webhooks of many operators' groups.
-func operatorWebhooks(all []webhookRef, p *Profile) (own, others []webhookRef) {
+func operatorWebhooks(all []webhookRef, p *checks.Profile) (own, others []webhookRef) {
 	for _, h := range all {
 		switch {
-		case contains(p.Webhooks, h.config):
+		case checks.Contains(p.Webhooks, h.config):
 			own = append(own, h)
 		case !rulesName(h.rules, p.Groups):
 		case h.cc.Service != nil && h.cc.Service.Namespace == p.Controller.Namespace:
@@ -105,9 +105,9 @@ func (h webhookRef) servedBy() string {
 	return "nothing"
 }
 
-// Run implements Check.
-func (WebhooksServed) Run(ctx context.Context, env *Env) (Result, error) {
-	var r Result
+// Run implements checks.Check.
+func (WebhooksServed) Run(ctx context.Context, env *checks.Env) (checks.Result, error) {
+	var r checks.Result
 	p := env.Profile
 	all, err := registeredWebhooks(ctx, env)
 	if err != nil {
@@ -118,9 +118,9 @@ func (WebhooksServed) Run(ctx context.Context, env *Env) (Result, error) {
 	for _, h := range hooks {
 		configs[h.config] = true
 	}
-	names := sortedSet(configs)
+	names := checks.SortedKeys(configs)
 	if len(names) > 0 {
-		r.evidence(ctx, env, cluster.Get{
+		r.AddEvidence(ctx, env, cluster.Get{
 			Resources: []cluster.Resource{cluster.ValidatingWebhookConfigurations, cluster.MutatingWebhookConfigurations},
 			Grep:      `/(` + cluster.GrepAny(names...) + `) `,
 		}, "")
@@ -141,12 +141,12 @@ func (WebhooksServed) Run(ctx context.Context, env *Env) (Result, error) {
 		r.Details = append(append(r.Details, fails...), alsoSeen...)
 		switch {
 		case len(fails) > 0:
-			r.finish(Fail, "%s", strings.Join(fails, "; "))
+			r.Finish(checks.Fail, "%s", strings.Join(fails, "; "))
 		case len(p.Webhooks) > 0:
-			r.finish(Fail, "no webhook of %s is registered: no configuration named %s, and none served from namespace %s names %s",
+			r.Finish(checks.Fail, "no webhook of %s is registered: no configuration named %s, and none served from namespace %s names %s",
 				p.Title, strings.Join(p.Webhooks, " or "), p.Controller.Namespace, strings.Join(p.Groups, ", "))
 		default:
-			r.finish(Skip, "%s registers no admission webhook for %s", p.Title, strings.Join(p.Groups, ", "))
+			r.Finish(checks.Skip, "%s registers no admission webhook for %s", p.Title, strings.Join(p.Groups, ", "))
 		}
 		return r, nil
 	}
@@ -170,12 +170,12 @@ func (WebhooksServed) Run(ctx context.Context, env *Env) (Result, error) {
 			warns = append(warns, fmt.Sprintf("%s is reached by URL %s: there is no Service to inspect, and only a probe can show it answers", id, *h.cc.URL))
 		}
 	}
-	for _, key := range sortedSet(services) {
+	for _, key := range checks.SortedKeys(services) {
 		ns, name, _ := strings.Cut(key, "/")
 		get := cluster.Get{Resources: []cluster.Resource{cluster.EndpointSlices}, Namespace: ns,
 			LabelSelector: discoveryv1.LabelServiceName + "=" + name}
-		r.evidence(ctx, env, get, "")
-		slices, err := list[*discoveryv1.EndpointSlice](ctx, env, get.Queries()[0])
+		r.AddEvidence(ctx, env, get, "")
+		slices, err := checks.List[*discoveryv1.EndpointSlice](ctx, env, get.Queries()[0])
 		if err != nil {
 			return r, err
 		}
@@ -186,16 +186,16 @@ func (WebhooksServed) Run(ctx context.Context, env *Env) (Result, error) {
 	r.Details = append(append(append([]string(nil), fails...), warns...), alsoSeen...)
 	notJudged := ""
 	if len(others) > 0 {
-		notJudged = fmt.Sprintf(" (%s of other components on its kinds not judged)", plural(len(others), "webhook"))
+		notJudged = fmt.Sprintf(" (%s of other components on its kinds not judged)", checks.Plural(len(others), "webhook"))
 	}
 	switch {
 	case len(fails) > 0:
-		r.finish(Fail, "%s", strings.Join(fails, "; "))
+		r.Finish(checks.Fail, "%s", strings.Join(fails, "; "))
 	case len(warns) > 0:
-		r.finish(Warn, "%s in %s registered%s, but %s", plural(len(hooks), "webhook"), plural(len(names), "configuration"), notJudged, strings.Join(warns, "; "))
+		r.Finish(checks.Warn, "%s in %s registered%s, but %s", checks.Plural(len(hooks), "webhook"), checks.Plural(len(names), "configuration"), notJudged, strings.Join(warns, "; "))
 	default:
-		r.finish(Pass, "%s in %s registered with valid CA bundles; their Services have ready endpoints (registered and served, not exercised)%s",
-			plural(len(hooks), "webhook"), plural(len(names), "configuration"), notJudged)
+		r.Finish(checks.Pass, "%s in %s registered with valid CA bundles; their Services have ready endpoints (registered and served, not exercised)%s",
+			checks.Plural(len(hooks), "webhook"), checks.Plural(len(names), "configuration"), notJudged)
 	}
 	return r, nil
 }
@@ -204,7 +204,7 @@ func (WebhooksServed) Run(ctx context.Context, env *Env) (Result, error) {
 func rulesName(rules []admissionregistrationv1.RuleWithOperations, groups []string) bool {
 	for _, rule := range rules {
 		for _, g := range rule.APIGroups {
-			if contains(groups, g) {
+			if checks.Contains(groups, g) {
 				return true
 			}
 		}
@@ -244,7 +244,7 @@ func caBundleHealth(bundle []byte, now time.Time) (fails, warns []string) {
 		case left <= 0:
 			fails = append(fails, fmt.Sprintf("CA %q expired at %s", c.Subject.CommonName, exp))
 		case left < certWarning:
-			warns = append(warns, fmt.Sprintf("CA %q expires at %s, in %s", c.Subject.CommonName, exp, age(left)))
+			warns = append(warns, fmt.Sprintf("CA %q expires at %s, in %s", c.Subject.CommonName, exp, checks.Age(left)))
 		}
 	}
 	return fails, warns
@@ -262,21 +262,4 @@ func readyEndpoints(slices []*discoveryv1.EndpointSlice) int {
 		}
 	}
 	return n
-}
-
-func sortedSet(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// plural counts a noun: "1 webhook", "7 webhooks".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return fmt.Sprintf("1 %s", noun)
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -1,4 +1,4 @@
-package checks_test
+package operator_test
 
 import (
 	"strings"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/builtin"
+	"github.com/aiconform/aiconform/checks/checkstest"
 	"github.com/stretchr/testify/assert"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,7 +18,7 @@ import (
 // changing the verdict; sidecars count as containers.
 func TestControllerRestarts(t *testing.T) {
 	terminated := func(reason string, code int32, ago time.Duration) *corev1.ContainerStateTerminated {
-		return &corev1.ContainerStateTerminated{Reason: reason, ExitCode: code, FinishedAt: metav1.NewTime(judgeAt.Add(-ago))}
+		return &corev1.ContainerStateTerminated{Reason: reason, ExitCode: code, FinishedAt: metav1.NewTime(checkstest.JudgeAt.Add(-ago))}
 	}
 	always := corev1.ContainerRestartPolicyAlways
 	tests := []struct {
@@ -89,7 +91,7 @@ func TestControllerRestarts(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := result(t, runWorld(t, func(w *world) { tc.tweak(w.controllerPod) }), "controller-ready", "widgets")
+			r := checkstest.Result(t, checkstest.RunWorld(t, builtin.Registry(), func(w *checkstest.World) { tc.tweak(w.ControllerPod) }), "controller-ready", "widgets")
 			assert.Equal(t, tc.status, r.Status, r.Reason)
 			assert.Contains(t, r.Reason, tc.reason)
 			if tc.details != nil {

@@ -1,4 +1,4 @@
-package checks
+package operator
 
 import (
 	"context"
@@ -7,7 +7,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/cluster"
 	"github.com/aiconform/aiconform/probe"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -18,9 +21,9 @@ import (
 // are server-side dry runs, so nothing is stored.
 type WebhooksAnswer struct{}
 
-// Meta implements Check.
-func (WebhooksAnswer) Meta() Meta {
-	return Meta{
+// Meta implements checks.Check.
+func (WebhooksAnswer) Meta() checks.Meta {
+	return checks.Meta{
 		ID: "webhooks-answer", Title: "The operator's webhooks answer: an invalid resource is denied, a valid one admitted",
 		Requirement: "robust_controller", PerOperator: true, Probe: true,
 		Description: "Under --probe only. Sends the profile's invalid custom resource as a server-side dry-run create (nothing is stored) into the run's probe namespace; it passes when the API server's answer says the profile's webhook denied it (`admission webhook \"NAME\" denied the request`), that webhook being one of the operator's own (webhooks-served says which are), whatever its configuration is called. Where another component registers a webhook of the same name on the same kinds, the denial must also carry the profile's own message (deniedWith); a denial by another webhook is an error, since the operator's answer was not seen. Then sends the profile's canary the same way: it must be admitted, and what came back is compared with what was sent (the mutating webhooks' and the schema's defaults). A webhook that cannot be called fails with the API server's error; one whose sideEffects forbid dry runs is an error saying so. Without --probe it is skipped.",
@@ -28,16 +31,16 @@ func (WebhooksAnswer) Meta() Meta {
 	}
 }
 
-// Run implements Check.
-func (WebhooksAnswer) Run(ctx context.Context, env *Env) (Result, error) {
-	var r Result
+// Run implements checks.Check.
+func (WebhooksAnswer) Run(ctx context.Context, env *checks.Env) (checks.Result, error) {
+	var r checks.Result
 	p, s := env.Profile, env.Probe
 	switch {
 	case s == nil:
-		r.finish(Skip, "probes are off: --probe sends %s's webhooks a resource they must deny", p.Title)
+		r.Finish(checks.Skip, "probes are off: --probe sends %s's webhooks a resource they must deny", p.Title)
 		return r, nil
-	case p.Probe == nil || p.Probe.invalid == nil:
-		r.finish(Skip, "the %s profile has no invalid resource to probe its webhooks with", p.Name)
+	case p.Probe == nil || p.Probe.InvalidObject() == nil:
+		r.Finish(checks.Skip, "the %s profile has no invalid resource to probe its webhooks with", p.Name)
 		return r, nil
 	}
 	pr := p.Probe
@@ -45,8 +48,8 @@ func (WebhooksAnswer) Run(ctx context.Context, env *Env) (Result, error) {
 	if err != nil {
 		return r, err
 	}
-	kind := pr.invalid.GetKind()
-	group := pr.invalid.GroupVersionKind().Group
+	kind := pr.InvalidObject().GetKind()
+	group := pr.InvalidObject().GroupVersionKind().Group
 	own, others := operatorWebhooks(hooks, p)
 	denier, ok := named(own, pr.DeniedBy)
 	if !ok {
@@ -54,14 +57,14 @@ func (WebhooksAnswer) Run(ctx context.Context, env *Env) (Result, error) {
 		if ts := twins(others, webhookRef{name: pr.DeniedBy.Webhook}, group); len(ts) > 0 {
 			why += fmt.Sprintf(" (a webhook of that name in %s is another component's)", strings.Join(ts, ", "))
 		}
-		r.finish(Fail, "%s", why)
+		r.Finish(checks.Fail, "%s", why)
 		return r, nil
 	}
-	deniedBy := WebhookName{Configuration: denier.config, Webhook: denier.name}
-	if _, err := kindOf(ctx, env, pr.invalid); err != nil {
+	deniedBy := checks.WebhookName{Configuration: denier.config, Webhook: denier.name}
+	if _, err := kindOf(ctx, env, pr.InvalidObject()); err != nil {
 		return r, fmt.Errorf("cannot probe: %w", err)
 	}
-	m, err := s.Mapping(pr.invalid.GroupVersionKind())
+	m, err := s.Mapping(pr.InvalidObject().GroupVersionKind())
 	if err != nil {
 		return r, err
 	}
@@ -69,59 +72,59 @@ func (WebhooksAnswer) Run(ctx context.Context, env *Env) (Result, error) {
 		return r, err
 	}
 
-	invalid := pr.invalid.DeepCopy()
+	invalid := pr.InvalidObject().DeepCopy()
 	s.Label(invalid, m)
 	_, denyErr := s.DryRun(ctx, m, invalid)
-	if err := r.writeStep(env, s.NamespaceOf(m), invalid, nil, denyErr, false,
+	if err := writeStep(&r, env, s.NamespaceOf(m), invalid, nil, denyErr, false,
 		fmt.Sprintf("an invalid %s, sent as a dry run: webhook %s must deny it", kind, deniedBy)); err != nil {
 		return r, err
 	}
 	status, reason := judgeDenial(denyErr, deniedBy, twins(others, denier, group), pr.DeniedWith, kind)
-	if status != Pass || pr.canary == nil {
-		r.finish(status, "%s", reason)
+	if status != checks.Pass || pr.CanaryObject() == nil {
+		r.Finish(status, "%s", reason)
 		return r, nil
 	}
 
-	cm, err := s.Mapping(pr.canary.GroupVersionKind())
+	cm, err := s.Mapping(pr.CanaryObject().GroupVersionKind())
 	if err != nil {
 		return r, err
 	}
-	canary := pr.canary.DeepCopy()
+	canary := pr.CanaryObject().DeepCopy()
 	s.Label(canary, cm)
 	// canary-reconciled creates the canary itself, maybe at this moment:
 	// the dry run must not collide with it by name.
 	canary.SetName(canary.GetName() + "-dry-run")
 	got, admitErr := s.DryRun(ctx, cm, canary)
-	if err := r.writeStep(env, s.NamespaceOf(cm), canary, got, admitErr, true,
+	if err := writeStep(&r, env, s.NamespaceOf(cm), canary, got, admitErr, true,
 		fmt.Sprintf("a valid %s, sent as a dry run: it must be admitted; what comes back shows the defaults the webhooks and schema added", canary.GetKind())); err != nil {
 		return r, err
 	}
 	if admitErr != nil {
 		st, why := judgeCallError(admitErr)
-		r.finish(st, "the invalid %s was denied, but the valid canary was refused too: %s", kind, why)
+		r.Finish(st, "the invalid %s was denied, but the valid canary was refused too: %s", kind, why)
 		return r, nil
 	}
 	changes := objectDiff(canary, got)
 	if len(changes) > 0 {
-		r.Table = &Table{Header: []string{"FIELD", "SENT", "RETURNED"}, Rows: changes}
+		r.Table = &checks.Table{Header: []string{"FIELD", "SENT", "RETURNED"}, Rows: changes}
 	}
 	if pr.MutatedBy != nil {
 		if _, ok := named(own, *pr.MutatedBy); !ok {
-			r.finish(Warn, "%s; but mutating webhook %s is not registered", reason, *pr.MutatedBy)
+			r.Finish(checks.Warn, "%s; but mutating webhook %s is not registered", reason, *pr.MutatedBy)
 			return r, nil
 		}
 		if len(changes) == 0 {
-			r.finish(Warn, "%s; but the canary came back unchanged through mutating webhook %s", reason, *pr.MutatedBy)
+			r.Finish(checks.Warn, "%s; but the canary came back unchanged through mutating webhook %s", reason, *pr.MutatedBy)
 			return r, nil
 		}
 	}
-	r.finish(Pass, "%s; the valid %s was admitted (%s changed on the way)", reason, canary.GetKind(), plural(len(changes), "field"))
+	r.Finish(checks.Pass, "%s; the valid %s was admitted (%s changed on the way)", reason, canary.GetKind(), checks.Plural(len(changes), "field"))
 	return r, nil
 }
 
-// writeStep records a create as kubectl shows it: the created line (or
+// writeStep adds to r a create as kubectl shows it: the created line (or
 // the object, with -o yaml) on success, kubectl's error text on failure.
-func (r *Result) writeStep(env *Env, namespace string, sent, got *unstructured.Unstructured, werr error, showYAML bool, note string) error {
+func writeStep(r *checks.Result, env *checks.Env, namespace string, sent, got *unstructured.Unstructured, werr error, showYAML bool, note string) error {
 	cmd, err := probe.CreateCommand(namespace, sent, true, showYAML)
 	if err != nil {
 		return err
@@ -144,7 +147,7 @@ func (r *Result) writeStep(env *Env, namespace string, sent, got *unstructured.U
 			return err
 		}
 	}
-	r.Evidence = append(r.Evidence, Step{Command: cmd, Output: out, CapturedAt: env.Now().UTC(), Note: note})
+	r.Evidence = append(r.Evidence, checks.Step{Command: cmd, Output: out, CapturedAt: env.Now().UTC(), Note: note})
 	return nil
 }
 
@@ -152,9 +155,9 @@ func (r *Result) writeStep(env *Env, namespace string, sent, got *unstructured.U
 // twins are configurations of other components holding a webhook of the
 // same name on the group; deniedWith, when set, is a part of the
 // operator's own denial message, which tells its answer from theirs.
-func judgeDenial(err error, want WebhookName, twins []string, deniedWith, kind string) (Status, string) {
+func judgeDenial(err error, want checks.WebhookName, twins []string, deniedWith, kind string) (checks.Status, string) {
 	if err == nil {
-		return Fail, fmt.Sprintf("the invalid %s was admitted: webhook %s did not deny it", kind, want)
+		return checks.Fail, fmt.Sprintf("the invalid %s was admitted: webhook %s did not deny it", kind, want)
 	}
 	msg := err.Error()
 	deniedBy := fmt.Sprintf("admission webhook %q denied the request", want.Webhook)
@@ -162,39 +165,39 @@ func judgeDenial(err error, want WebhookName, twins []string, deniedWith, kind s
 		why := strings.TrimPrefix(strings.TrimSpace(msg[i+len(deniedBy):]), ": ")
 		switch {
 		case len(twins) == 0:
-			return Pass, fmt.Sprintf("webhook %s denied the invalid %s (%s)", want, kind, firstLine(why))
+			return checks.Pass, fmt.Sprintf("webhook %s denied the invalid %s (%s)", want, kind, firstLine(why))
 		case deniedWith != "" && strings.Contains(why, deniedWith):
-			return Pass, fmt.Sprintf("webhook %s denied the invalid %s (%s); the message is its own, not that of the webhook of the same name in %s",
+			return checks.Pass, fmt.Sprintf("webhook %s denied the invalid %s (%s); the message is its own, not that of the webhook of the same name in %s",
 				want, kind, firstLine(why), strings.Join(twins, ", "))
 		case deniedWith != "":
-			return Error, fmt.Sprintf("a webhook named %q denied the invalid %s, but with %q, not the operator's %q: the same-named webhook in %s may have answered first, so the operator's answer is unseen",
+			return checks.Error, fmt.Sprintf("a webhook named %q denied the invalid %s, but with %q, not the operator's %q: the same-named webhook in %s may have answered first, so the operator's answer is unseen",
 				want.Webhook, kind, firstLine(why), deniedWith, strings.Join(twins, ", "))
 		}
-		return Warn, fmt.Sprintf("a webhook named %q denied the invalid %s, but configurations %s and %s share that name",
+		return checks.Warn, fmt.Sprintf("a webhook named %q denied the invalid %s, but configurations %s and %s share that name",
 			want.Webhook, kind, want.Configuration, strings.Join(twins, ", "))
 	}
 	if strings.Contains(msg, "denied the request") {
-		return Error, "another webhook denied the invalid resource before the operator's answer could be seen: " + msg
+		return checks.Error, "another webhook denied the invalid resource before the operator's answer could be seen: " + msg
 	}
 	if apierrors.IsInvalid(err) && !strings.Contains(msg, "webhook") {
-		return Error, "the API server refused the invalid resource before any webhook saw it (schema validation); the profile's invalid resource must pass the CRD's schema: " + msg
+		return checks.Error, "the API server refused the invalid resource before any webhook saw it (schema validation); the profile's invalid resource must pass the CRD's schema: " + msg
 	}
 	return judgeCallError(err)
 }
 
 // judgeCallError reads a write that failed for a reason other than a
 // denial.
-func judgeCallError(err error) (Status, string) {
+func judgeCallError(err error) (checks.Status, string) {
 	msg := err.Error()
 	switch {
 	case strings.Contains(msg, "does not support dry run"):
-		return Error, "a webhook on the path cannot be called in a dry run (its sideEffects are not None or NoneOnDryRun), so the probe cannot tell: " + msg
+		return checks.Error, "a webhook on the path cannot be called in a dry run (its sideEffects are not None or NoneOnDryRun), so the probe cannot tell: " + msg
 	case strings.Contains(msg, "failed calling webhook"):
-		return Fail, "cannot call the webhook: " + msg
+		return checks.Fail, "cannot call the webhook: " + msg
 	case apierrors.IsForbidden(err) && strings.Contains(msg, "cannot create"):
-		return Error, "not allowed to create (dry run) the probe's resource: " + msg
+		return checks.Error, "not allowed to create (dry run) the probe's resource: " + msg
 	}
-	return Fail, msg
+	return checks.Fail, msg
 }
 
 func firstLine(s string) string {
@@ -249,7 +252,7 @@ func strip(obj map[string]any) map[string]any {
 	if md, ok := obj["metadata"].(map[string]any); ok {
 		m := map[string]any{}
 		for k, v := range md {
-			if !contains(serverSet, k) {
+			if !checks.Contains(serverSet, k) {
 				m[k] = v
 			}
 		}
@@ -290,4 +293,48 @@ func flatten(v any) map[string]string {
 	}
 	walk("", v)
 	return out
+}
+
+// named is the first of hooks called name, in a configuration called as
+// n says when it says.
+func named(hooks []webhookRef, n checks.WebhookName) (webhookRef, bool) {
+	for _, h := range hooks {
+		if h.name == n.Webhook && (n.Configuration == "" || h.config == n.Configuration) {
+			return h, true
+		}
+	}
+	for _, h := range hooks {
+		if h.name == n.Webhook {
+			return h, true // the configuration is named otherwise by this install
+		}
+	}
+	return webhookRef{}, false
+}
+
+// twins are the configurations of other components' webhooks called like
+// own on the group: a denial quoting that name could be theirs.
+func twins(others []webhookRef, own webhookRef, group string) []string {
+	var out []string
+	for _, h := range others {
+		if h.name == own.name && rulesName(h.rules, []string{group}) {
+			out = append(out, h.config)
+		}
+	}
+	return out
+}
+
+// kindOf finds the custom resource kind of obj among the CRDs the cluster
+// serves, for the profile's resource entry and kubectl's resource name.
+func kindOf(ctx context.Context, env *checks.Env, obj *unstructured.Unstructured) (*apiextensionsv1.CustomResourceDefinition, error) {
+	crds, err := checks.List[*apiextensionsv1.CustomResourceDefinition](ctx, env, cluster.Query{Resource: cluster.CRDs})
+	if err != nil {
+		return nil, err
+	}
+	gvk := obj.GroupVersionKind()
+	for _, crd := range crds {
+		if crd.Spec.Group == gvk.Group && crd.Spec.Names.Kind == gvk.Kind {
+			return crd, nil
+		}
+	}
+	return nil, fmt.Errorf("the cluster serves no CRD of kind %s", gvk.GroupKind())
 }

@@ -1,4 +1,4 @@
-package checks
+package operator
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/cluster"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -25,36 +26,36 @@ func statusErr(code int32, reason metav1.StatusReason, msg string) error {
 }
 
 func TestJudgeDenial(t *testing.T) {
-	want := WebhookName{Configuration: "widgets.demo.example.com", Webhook: "v.widgets.demo.example.com"}
+	want := checks.WebhookName{Configuration: "widgets.demo.example.com", Webhook: "v.widgets.demo.example.com"}
 	tests := []struct {
 		name   string
 		err    error
 		others []string
-		status Status
+		status checks.Status
 		reason string
 	}{
-		{"admitted", nil, nil, Fail, "the invalid Widget was admitted: webhook widgets.demo.example.com/v.widgets.demo.example.com did not deny it"},
+		{"admitted", nil, nil, checks.Fail, "the invalid Widget was admitted: webhook widgets.demo.example.com/v.widgets.demo.example.com did not deny it"},
 		{"denied by the webhook", statusErr(http.StatusForbidden, metav1.StatusReasonForbidden,
 			`admission webhook "v.widgets.demo.example.com" denied the request: size must be positive`), nil,
-			Pass, "denied the invalid Widget (size must be positive)"},
+			checks.Pass, "denied the invalid Widget (size must be positive)"},
 		{"denied by a webhook of the same name elsewhere too", statusErr(http.StatusForbidden, metav1.StatusReasonForbidden,
 			`admission webhook "v.widgets.demo.example.com" denied the request: no`), []string{"copycat"},
-			Warn, "configurations widgets.demo.example.com and copycat share that name"},
+			checks.Warn, "configurations widgets.demo.example.com and copycat share that name"},
 		{"denied by another webhook", statusErr(http.StatusForbidden, metav1.StatusReasonForbidden,
 			`admission webhook "policy.example.com" denied the request: no labels`), nil,
-			Error, "another webhook denied the invalid resource before the operator's answer could be seen"},
+			checks.Error, "another webhook denied the invalid resource before the operator's answer could be seen"},
 		{"webhook down", statusErr(http.StatusInternalServerError, metav1.StatusReasonInternalError,
 			`Internal error occurred: failed calling webhook "v.widgets.demo.example.com": failed to call webhook: Post "https://127.0.0.1:9443/validate": dial tcp 127.0.0.1:9443: connect: connection refused`), nil,
-			Fail, "cannot call the webhook: Internal error occurred: failed calling webhook"},
+			checks.Fail, "cannot call the webhook: Internal error occurred: failed calling webhook"},
 		{"dry run refused", statusErr(http.StatusBadRequest, metav1.StatusReasonBadRequest,
 			`admission webhook "v.widgets.demo.example.com" does not support dry run`), nil,
-			Error, "cannot be called in a dry run"},
+			checks.Error, "cannot be called in a dry run"},
 		{"schema refused it first", apierrors.NewInvalid(schema.GroupKind{Group: "demo.example.com", Kind: "Widget"}, "w",
 			field.ErrorList{field.Required(field.NewPath("spec"), "")}), nil,
-			Error, "before any webhook saw it"},
+			checks.Error, "before any webhook saw it"},
 		{"not allowed to create", apierrors.NewForbidden(schema.GroupResource{Group: "demo.example.com", Resource: "widgets"}, "w",
 			errors.New(`User "auditor" cannot create resource "widgets" in API group "demo.example.com" in the namespace "p"`)), nil,
-			Error, `cannot create resource "widgets"`},
+			checks.Error, `cannot create resource "widgets"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -68,7 +69,7 @@ func TestJudgeDenial(t *testing.T) {
 // TestJudgeDenialOfTwins: when another component holds a webhook of the
 // same name on the kinds, the operator's own message decides.
 func TestJudgeDenialOfTwins(t *testing.T) {
-	want := WebhookName{Configuration: "kuberay-validating-webhook-configuration", Webhook: "vraycluster.kb.io"}
+	want := checks.WebhookName{Configuration: "kuberay-validating-webhook-configuration", Webhook: "vraycluster.kb.io"}
 	twins := []string{"kueue-validating-webhook-configuration"}
 	own := statusErr(http.StatusUnprocessableEntity, metav1.StatusReasonInvalid,
 		`admission webhook "vraycluster.kb.io" denied the request: RayCluster.ray.io "x" is invalid: spec.workerGroupSpecs[1]: Invalid value: "workers": worker group names must be unique`)
@@ -78,12 +79,12 @@ func TestJudgeDenialOfTwins(t *testing.T) {
 		name       string
 		err        error
 		deniedWith string
-		status     Status
+		status     checks.Status
 		reason     string
 	}{
-		{"the operator's message", own, "worker group names must be unique", Pass, "the message is its own, not that of the webhook of the same name in kueue-validating-webhook-configuration"},
-		{"the twin's message", theirs, "worker group names must be unique", Error, "the operator's answer is unseen"},
-		{"no message to tell them apart", own, "", Warn, "share that name"},
+		{"the operator's message", own, "worker group names must be unique", checks.Pass, "the message is its own, not that of the webhook of the same name in kueue-validating-webhook-configuration"},
+		{"the twin's message", theirs, "worker group names must be unique", checks.Error, "the operator's answer is unseen"},
+		{"no message to tell them apart", own, "", checks.Warn, "share that name"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -147,7 +148,7 @@ func TestConditionCauses(t *testing.T) {
 	assert.Equal(t, []string{
 		"no ServingRuntime supports the model format: condition PredictorReady=False NoSupportingRuntime: No runtime found to support predictor with model type: {tensorrt <nil>}",
 		"condition Ready=False :",
-	}, conditionCauses(cr, ResourceKind{ReadyConditions: []string{"Ready"}}))
+	}, conditionCauses(cr, checks.ResourceKind{ReadyConditions: []string{"Ready"}}))
 }
 
 // fakeClock advances by a tenth of a second on each reading.
@@ -157,8 +158,8 @@ func (c *fakeClock) now() time.Time { c.t = c.t.Add(100 * time.Millisecond); ret
 
 func TestCanaryTimeline(t *testing.T) {
 	clock := &fakeClock{t: time.Date(2027, 1, 2, 3, 4, 5, 0, time.UTC)}
-	k := &ResourceKind{CRD: "widgets.demo.example.com", ReadyConditions: []string{"Ready"}, ChildLabel: "demo/widget", Children: []string{"Deployment", "Service"}}
-	w := &canaryWatch{env: &Env{Now: clock.now}, k: k, name: "w", t0: clock.t, children: map[string]bool{}, kinds: map[string]bool{}, want: k.ReadyConditions}
+	k := &checks.ResourceKind{CRD: "widgets.demo.example.com", ReadyConditions: []string{"Ready"}, ChildLabel: "demo/widget", Children: []string{"Deployment", "Service"}}
+	w := &canaryWatch{env: &checks.Env{Now: clock.now}, k: k, name: "w", t0: clock.t, children: map[string]bool{}, kinds: map[string]bool{}, want: k.ReadyConditions}
 	obj := func(name string, status map[string]any) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{Object: map[string]any{}}
 		u.SetName(name)
@@ -208,38 +209,6 @@ func TestCanaryTimeline(t *testing.T) {
 	assert.Equal(t, "+0.4 s", w.table().Rows[3][2], "time since creation, as read when Ready was seen")
 }
 
-func TestProbeProfileErrors(t *testing.T) {
-	base := `
-name: widgets
-groups: [demo.example.com]
-controller: {namespace: demo, selector: app=widgets}
-`
-	tests := []struct{ name, probe, want string }{
-		{"deniedBy missing", "probe:\n  invalid: |\n    apiVersion: demo.example.com/v1\n    kind: Widget\n    metadata: {name: bad}\n", "deniedBy: webhook is required with invalid"},
-		{"other group", "probe:\n  canary: |\n    apiVersion: other.example.com/v1\n    kind: Widget\n    metadata: {name: c}\n", "not in the profile's groups"},
-		{"namespace set", "probe:\n  canary: |\n    apiVersion: demo.example.com/v1\n    kind: Widget\n    metadata: {name: c, namespace: default}\n", "metadata.namespace must be left out"},
-		{"empty", "probe: {}\n", "neither invalid nor canary is set"},
-		{"not YAML", "probe:\n  canary: '{'\n", "probe: canary"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseProfiles("widgets.yaml", []byte(base+tc.probe))
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tc.want)
-			assert.Contains(t, err.Error(), "widgets.yaml:", "the error names the file and line")
-		})
-	}
-	ps, err := BuiltinProfiles()
-	require.NoError(t, err)
-	for _, p := range ps {
-		if p.Name == "kserve" || p.Name == "kuberay" {
-			require.NotNil(t, p.Probe, p.Name)
-			assert.NotNil(t, p.Probe.invalid, p.Name)
-			assert.NotNil(t, p.Probe.canary, p.Name)
-		}
-	}
-}
-
 func TestEventCauses(t *testing.T) {
 	ev := func(reason, kind, name, msg string) *corev1.Event {
 		return &corev1.Event{Reason: reason, Message: msg, Type: corev1.EventTypeWarning,
@@ -269,7 +238,7 @@ func TestCanaryJobTimeline(t *testing.T) {
 	k := &trainJobKind
 	jobSets := cluster.Resource{Kind: "JobSet"}
 	newWatch := func() *canaryWatch {
-		return &canaryWatch{env: &Env{Now: clock.now}, k: k, name: "c", t0: clock.t, children: map[string]bool{}, kinds: map[string]bool{},
+		return &canaryWatch{env: &checks.Env{Now: clock.now}, k: k, name: "c", t0: clock.t, children: map[string]bool{}, kinds: map[string]bool{},
 			want: []string{"Complete"}, custom: map[string]cluster.Resource{"jobsets.jobset.x-k8s.io": jobSets}}
 	}
 	obj := func(name, owner string, conds ...map[string]any) *unstructured.Unstructured {
@@ -318,8 +287,8 @@ func TestCanaryJobTimeline(t *testing.T) {
 // when it is gone, after the controller released its finalizer.
 func TestCanaryQueueTimeline(t *testing.T) {
 	clock := &fakeClock{t: time.Date(2027, 1, 2, 3, 4, 5, 0, time.UTC)}
-	k := &ResourceKind{CRD: "clusterqueues.kueue.x-k8s.io", ReadyConditions: []string{"Active"}}
-	w := &canaryWatch{env: &Env{Now: clock.now}, k: k, name: "q", t0: clock.t, children: map[string]bool{}, kinds: map[string]bool{}, want: k.ReadyConditions}
+	k := &checks.ResourceKind{CRD: "clusterqueues.kueue.x-k8s.io", ReadyConditions: []string{"Active"}}
+	w := &canaryWatch{env: &checks.Env{Now: clock.now}, k: k, name: "q", t0: clock.t, children: map[string]bool{}, kinds: map[string]bool{}, want: k.ReadyConditions}
 	assert.Empty(t, w.childKinds(), "no pods are watched for a queue")
 	q := func(active string, deleting bool) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{Object: map[string]any{}}

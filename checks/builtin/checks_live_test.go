@@ -1,13 +1,14 @@
-package checks_test
+package builtin_test
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/builtin"
+	"github.com/aiconform/aiconform/checks/checkstest"
 	"github.com/aiconform/aiconform/cluster"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -15,13 +16,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	k8stesting "k8s.io/client-go/testing"
 )
 
 // Cases the recorded scenarios lack, on a fake cluster built in Go: one
@@ -29,7 +26,7 @@ import (
 func TestChecksOnFakeCluster(t *testing.T) {
 	tests := []struct {
 		name  string
-		tweak func(t *testing.T, w *world)
+		tweak func(t *testing.T, w *checkstest.World)
 		want  []expect
 	}{
 		{
@@ -46,31 +43,31 @@ func TestChecksOnFakeCluster(t *testing.T) {
 		// crds-established
 		{
 			name: "CRD not established",
-			tweak: func(t *testing.T, w *world) {
-				w.crds[0].Status.Conditions[1] = apiextensionsv1.CustomResourceDefinitionCondition{Type: apiextensionsv1.Established,
+			tweak: func(t *testing.T, w *checkstest.World) {
+				w.CRDs[0].Status.Conditions[1] = apiextensionsv1.CustomResourceDefinitionCondition{Type: apiextensionsv1.Established,
 					Status: apiextensionsv1.ConditionFalse, Reason: "Installing", Message: "the initial names have not been accepted"}
 			},
 			want: []expect{{"crds-established", "widgets", checks.Fail, "1 of 1 CRDs not established: widgets.demo.example.com: Established is False Installing"}},
 		},
 		{
 			name: "CRD names not accepted",
-			tweak: func(t *testing.T, w *world) {
-				w.crds[0].Status.Conditions[0].Status = apiextensionsv1.ConditionFalse
-				w.crds[0].Status.Conditions[0].Reason = "NameConflict"
+			tweak: func(t *testing.T, w *checkstest.World) {
+				w.CRDs[0].Status.Conditions[0].Status = apiextensionsv1.ConditionFalse
+				w.CRDs[0].Status.Conditions[0].Reason = "NameConflict"
 			},
 			want: []expect{{"crds-established", "widgets", checks.Fail, "NamesAccepted is False NameConflict"}},
 		},
 		{
 			name:  "CRD without conditions",
-			tweak: func(t *testing.T, w *world) { w.crds[0].Status.Conditions = nil },
+			tweak: func(t *testing.T, w *checkstest.World) { w.CRDs[0].Status.Conditions = nil },
 			want:  []expect{{"crds-established", "widgets", checks.Fail, "Established is absent"}},
 		},
 		{
 			name: "CRD of the group not named by the profile is judged too",
-			tweak: func(t *testing.T, w *world) {
-				gadgets := establishedCRD("gadgets", "Gadget")
+			tweak: func(t *testing.T, w *checkstest.World) {
+				gadgets := checkstest.EstablishedCRD("gadgets", "Gadget")
 				gadgets.Status.Conditions = nil
-				w.crds = append(w.crds, gadgets)
+				w.CRDs = append(w.CRDs, gadgets)
 			},
 			// The count in the reason is not asserted: it counts problems, not
 			// CRDs (see TestCRDsEstablishedCountsCRDs).
@@ -80,8 +77,8 @@ func TestChecksOnFakeCluster(t *testing.T) {
 			// A shared group (kubeflow.org) must not make a profile look
 			// installed: a profile that names its CRDs is found by them.
 			name: "named CRD missing, another CRD of its group left: not installed",
-			tweak: func(t *testing.T, w *world) {
-				w.crds = []*apiextensionsv1.CustomResourceDefinition{establishedCRD("gadgets", "Gadget")}
+			tweak: func(t *testing.T, w *checkstest.World) {
+				w.CRDs = []*apiextensionsv1.CustomResourceDefinition{checkstest.EstablishedCRD("gadgets", "Gadget")}
 			},
 			want: []expect{
 				{"crds-established", "widgets", checks.Skip, "serves none of its CRDs"},
@@ -96,79 +93,79 @@ func TestChecksOnFakeCluster(t *testing.T) {
 		// controller-ready
 		{
 			name: "controller pod Ready=Unknown",
-			tweak: func(t *testing.T, w *world) {
-				w.controllerPod.Status.Conditions[1].Status = corev1.ConditionUnknown
+			tweak: func(t *testing.T, w *checkstest.World) {
+				w.ControllerPod.Status.Conditions[1].Status = corev1.ConditionUnknown
 			},
 			want: []expect{{"controller-ready", "widgets", checks.Fail, "pod widget-controller-7c9d-abcde is not Ready"}},
 		},
 		{
 			name:  "controller pod without a Ready condition",
-			tweak: func(t *testing.T, w *world) { w.controllerPod.Status.Conditions = nil },
+			tweak: func(t *testing.T, w *checkstest.World) { w.ControllerPod.Status.Conditions = nil },
 			want:  []expect{{"controller-ready", "widgets", checks.Fail, "is not Ready"}},
 		},
 		{
 			name:  "controller pod Pending",
-			tweak: func(t *testing.T, w *world) { w.controllerPod.Status.Phase = corev1.PodPending },
+			tweak: func(t *testing.T, w *checkstest.World) { w.ControllerPod.Status.Phase = corev1.PodPending },
 			want:  []expect{{"controller-ready", "widgets", checks.Fail, "pod widget-controller-7c9d-abcde is Pending"}},
 		},
 		{
 			name: "controller restarted in the last hour",
-			tweak: func(t *testing.T, w *world) {
-				cs := &w.controllerPod.Status.ContainerStatuses[0]
+			tweak: func(t *testing.T, w *checkstest.World) {
+				cs := &w.ControllerPod.Status.ContainerStatuses[0]
 				cs.RestartCount = 3
 				cs.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled",
-					FinishedAt: metav1.NewTime(judgeAt.Add(-20 * time.Minute))}
+					FinishedAt: metav1.NewTime(checkstest.JudgeAt.Add(-20 * time.Minute))}
 			},
 			want: []expect{{"controller-ready", "widgets", checks.Warn, "container manager restarted 3 times, last 20m0s ago (OOMKilled, exit code 137)"}},
 		},
 		{
 			name: "controller restarted yesterday",
-			tweak: func(t *testing.T, w *world) {
-				cs := &w.controllerPod.Status.ContainerStatuses[0]
+			tweak: func(t *testing.T, w *checkstest.World) {
+				cs := &w.ControllerPod.Status.ContainerStatuses[0]
 				cs.RestartCount = 3
 				cs.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error",
-					FinishedAt: metav1.NewTime(judgeAt.Add(-25 * time.Hour))}
+					FinishedAt: metav1.NewTime(checkstest.JudgeAt.Add(-25 * time.Hour))}
 			},
 			want: []expect{{"controller-ready", "widgets", checks.Pass, "Running and Ready"}},
 		},
 		{
 			name: "controller crash-looping",
-			tweak: func(t *testing.T, w *world) {
-				cs := &w.controllerPod.Status.ContainerStatuses[0]
+			tweak: func(t *testing.T, w *checkstest.World) {
+				cs := &w.ControllerPod.Status.ContainerStatuses[0]
 				cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 40s"}}
 			},
 			want: []expect{{"controller-ready", "widgets", checks.Fail, "container manager is waiting: CrashLoopBackOff back-off 40s"}},
 		},
 		{
 			name: "controller Deployment not Available",
-			tweak: func(t *testing.T, w *world) {
-				w.controller.Status.Conditions[0].Status = corev1.ConditionFalse
-				w.controller.Status.Conditions[0].Reason = "MinimumReplicasUnavailable"
+			tweak: func(t *testing.T, w *checkstest.World) {
+				w.Controller.Status.Conditions[0].Status = corev1.ConditionFalse
+				w.Controller.Status.Conditions[0].Reason = "MinimumReplicasUnavailable"
 			},
 			want: []expect{{"controller-ready", "widgets", checks.Fail, "Deployment widget-controller: Available is False MinimumReplicasUnavailable"}},
 		},
 		{
 			name: "controller Deployment without conditions",
-			tweak: func(t *testing.T, w *world) {
-				w.controller.Status = appsv1.DeploymentStatus{Replicas: 2, ReadyReplicas: 1}
+			tweak: func(t *testing.T, w *checkstest.World) {
+				w.Controller.Status = appsv1.DeploymentStatus{Replicas: 2, ReadyReplicas: 1}
 			},
 			want: []expect{{"controller-ready", "widgets", checks.Fail, "Available is absent (1/2 replicas ready)"}},
 		},
 		{
 			name:  "controller Deployment missing",
-			tweak: func(t *testing.T, w *world) { w.controller = nil },
+			tweak: func(t *testing.T, w *checkstest.World) { w.Controller = nil },
 			want:  []expect{{"controller-ready", "widgets", checks.Fail, "Deployment widget-controller not found in namespace demo-system with labels app=widget-controller"}},
 		},
 		{
 			name: "controller Deployment of another name",
-			tweak: func(t *testing.T, w *world) {
-				w.controller.Name = "widget-controller-canary"
+			tweak: func(t *testing.T, w *checkstest.World) {
+				w.Controller.Name = "widget-controller-canary"
 			},
 			want: []expect{{"controller-ready", "widgets", checks.Fail, "Deployment widget-controller not found"}},
 		},
 		{
 			name:  "no controller pod",
-			tweak: func(t *testing.T, w *world) { w.controllerPod = nil },
+			tweak: func(t *testing.T, w *checkstest.World) { w.ControllerPod = nil },
 			want: []expect{
 				{"controller-ready", "widgets", checks.Fail, "no controller pod in namespace demo-system with labels app=widget-controller"},
 				{"controller-lease", "widgets", checks.Fail, "and no controller pod runs in namespace demo-system with labels app=widget-controller"},
@@ -178,88 +175,88 @@ func TestChecksOnFakeCluster(t *testing.T) {
 		// webhooks-served
 		{
 			name:  "caBundle empty",
-			tweak: func(t *testing.T, w *world) { w.vwcs[0].Webhooks[0].ClientConfig.CABundle = nil },
+			tweak: func(t *testing.T, w *checkstest.World) { w.VWCs[0].Webhooks[0].ClientConfig.CABundle = nil },
 			want: []expect{{"webhooks-served", "widgets", checks.Fail,
 				"validating webhook validate.widgets.demo.example.com (configuration widget-webhook): caBundle is empty"}},
 		},
 		{
 			name:  "caBundle blank",
-			tweak: func(t *testing.T, w *world) { w.vwcs[0].Webhooks[0].ClientConfig.CABundle = []byte(" \n") },
+			tweak: func(t *testing.T, w *checkstest.World) { w.VWCs[0].Webhooks[0].ClientConfig.CABundle = []byte(" \n") },
 			want:  []expect{{"webhooks-served", "widgets", checks.Fail, "caBundle is empty"}},
 		},
 		{
 			name: "caBundle not PEM",
-			tweak: func(t *testing.T, w *world) {
-				w.vwcs[0].Webhooks[0].ClientConfig.CABundle = []byte("not a certificate")
+			tweak: func(t *testing.T, w *checkstest.World) {
+				w.VWCs[0].Webhooks[0].ClientConfig.CABundle = []byte("not a certificate")
 			},
 			want: []expect{{"webhooks-served", "widgets", checks.Fail, "caBundle holds no PEM certificate"}},
 		},
 		{
 			name: "caBundle certificate that does not parse",
-			tweak: func(t *testing.T, w *world) {
-				w.vwcs[0].Webhooks[0].ClientConfig.CABundle = []byte("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n")
+			tweak: func(t *testing.T, w *checkstest.World) {
+				w.VWCs[0].Webhooks[0].ClientConfig.CABundle = []byte("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n")
 			},
 			want: []expect{{"webhooks-served", "widgets", checks.Fail, "caBundle holds a certificate that does not parse"}},
 		},
 		{
 			name: "caBundle expired",
-			tweak: func(t *testing.T, w *world) {
-				w.vwcs[0].Webhooks[0].ClientConfig.CABundle = caPEM(t, "old-ca", judgeAt.Add(-time.Hour))
+			tweak: func(t *testing.T, w *checkstest.World) {
+				w.VWCs[0].Webhooks[0].ClientConfig.CABundle = checkstest.CAPEM(t, "old-ca", checkstest.JudgeAt.Add(-time.Hour))
 			},
 			want: []expect{{"webhooks-served", "widgets", checks.Fail, `CA "old-ca" expired at 2026-06-01T11:00:00Z`}},
 		},
 		{
 			name: "caBundle with one expired CA among good ones",
-			tweak: func(t *testing.T, w *world) {
-				cc := &w.vwcs[0].Webhooks[0].ClientConfig
-				cc.CABundle = append(append([]byte{}, cc.CABundle...), caPEM(t, "old-ca", judgeAt.AddDate(0, -1, 0))...)
+			tweak: func(t *testing.T, w *checkstest.World) {
+				cc := &w.VWCs[0].Webhooks[0].ClientConfig
+				cc.CABundle = append(append([]byte{}, cc.CABundle...), checkstest.CAPEM(t, "old-ca", checkstest.JudgeAt.AddDate(0, -1, 0))...)
 			},
 			want: []expect{{"webhooks-served", "widgets", checks.Fail, `CA "old-ca" expired`}},
 		},
 		{
 			name: "caBundle expiring within 30 days",
-			tweak: func(t *testing.T, w *world) {
-				w.vwcs[0].Webhooks[0].ClientConfig.CABundle = caPEM(t, "soon-ca", judgeAt.Add(10*24*time.Hour))
+			tweak: func(t *testing.T, w *checkstest.World) {
+				w.VWCs[0].Webhooks[0].ClientConfig.CABundle = checkstest.CAPEM(t, "soon-ca", checkstest.JudgeAt.Add(10*24*time.Hour))
 			},
 			want: []expect{{"webhooks-served", "widgets", checks.Warn, `CA "soon-ca" expires at 2026-06-11T12:00:00Z, in 240h0m0s`}},
 		},
 		{
 			name: "caBundle expiring in 31 days",
-			tweak: func(t *testing.T, w *world) {
-				w.vwcs[0].Webhooks[0].ClientConfig.CABundle = caPEM(t, "ok-ca", judgeAt.Add(31*24*time.Hour))
+			tweak: func(t *testing.T, w *checkstest.World) {
+				w.VWCs[0].Webhooks[0].ClientConfig.CABundle = checkstest.CAPEM(t, "ok-ca", checkstest.JudgeAt.Add(31*24*time.Hour))
 			},
 			want: []expect{{"webhooks-served", "widgets", checks.Pass, "valid CA bundles"}},
 		},
 		{
 			name: "webhook reached by URL",
-			tweak: func(t *testing.T, w *world) {
-				cc := &w.vwcs[0].Webhooks[0].ClientConfig
-				cc.Service, cc.URL = nil, ptr("https://widgets.example.com/validate")
+			tweak: func(t *testing.T, w *checkstest.World) {
+				cc := &w.VWCs[0].Webhooks[0].ClientConfig
+				cc.Service, cc.URL = nil, checkstest.Ptr("https://widgets.example.com/validate")
 			},
 			want: []expect{{"webhooks-served", "widgets", checks.Warn, "is reached by URL https://widgets.example.com/validate"}},
 		},
 		{
 			name: "webhook endpoint not ready",
-			tweak: func(t *testing.T, w *world) {
-				w.slice.Endpoints[0].Conditions.Ready = ptr(false)
+			tweak: func(t *testing.T, w *checkstest.World) {
+				w.Slice.Endpoints[0].Conditions.Ready = checkstest.Ptr(false)
 			},
 			want: []expect{{"webhooks-served", "widgets", checks.Fail, "Service demo-system/widget-webhook has no ready endpoint"}},
 		},
 		{
 			name: "webhook endpoint without a ready condition counts as ready",
-			tweak: func(t *testing.T, w *world) {
-				w.slice.Endpoints[0].Conditions.Ready = nil
+			tweak: func(t *testing.T, w *checkstest.World) {
+				w.Slice.Endpoints[0].Conditions.Ready = nil
 			},
 			want: []expect{{"webhooks-served", "widgets", checks.Pass, "their Services have ready endpoints"}},
 		},
 		{
 			name:  "webhook Service without EndpointSlice",
-			tweak: func(t *testing.T, w *world) { w.slice = nil },
+			tweak: func(t *testing.T, w *checkstest.World) { w.Slice = nil },
 			want:  []expect{{"webhooks-served", "widgets", checks.Fail, "has no ready endpoint"}},
 		},
 		{
 			name:  "named webhook configuration not registered",
-			tweak: func(t *testing.T, w *world) { w.vwcs = nil },
+			tweak: func(t *testing.T, w *checkstest.World) { w.VWCs = nil },
 			want: []expect{{"webhooks-served", "widgets", checks.Fail,
 				"webhook validate.widgets.demo.example.com is not registered"}},
 		},
@@ -268,15 +265,15 @@ func TestChecksOnFakeCluster(t *testing.T) {
 			// kustomize namePrefix, a Helm release name) installs the same
 			// operator: its webhook is found by its rules and its Service.
 			name:  "configuration named by another installer",
-			tweak: func(t *testing.T, w *world) { w.vwcs[0].Name = "widgets-validating-webhook-configuration" },
+			tweak: func(t *testing.T, w *checkstest.World) { w.VWCs[0].Name = "widgets-validating-webhook-configuration" },
 			want:  []expect{{"webhooks-served", "widgets", checks.Pass, "1 webhook in 1 configuration registered with valid CA bundles"}},
 		},
 		{
 			// The required webhook is gone, though another of the
 			// operator's is there.
 			name: "required webhook missing",
-			tweak: func(t *testing.T, w *world) {
-				w.vwcs[0].Webhooks[0].Name = "other.widgets.demo.example.com"
+			tweak: func(t *testing.T, w *checkstest.World) {
+				w.VWCs[0].Webhooks[0].Name = "other.widgets.demo.example.com"
 			},
 			want: []expect{{"webhooks-served", "widgets", checks.Fail, "webhook validate.widgets.demo.example.com is not registered"}},
 		},
@@ -286,13 +283,13 @@ func TestChecksOnFakeCluster(t *testing.T) {
 			// endpoint: that is the other component's fault, listed, not
 			// the operator's.
 			name: "another component's webhook on its kinds",
-			tweak: func(t *testing.T, w *world) {
-				queue := serviceWebhook("vwidget.queue.example.org", caPEM(t, "queue-ca", judgeAt.AddDate(1, 0, 0)))
+			tweak: func(t *testing.T, w *checkstest.World) {
+				queue := checkstest.ServiceWebhook("vwidget.queue.example.org", checkstest.CAPEM(t, "queue-ca", checkstest.JudgeAt.AddDate(1, 0, 0)))
 				queue.ClientConfig.Service.Namespace, queue.ClientConfig.Service.Name = "queue-system", "queue-webhook-service"
-				pods := serviceWebhook("vpod.queue.example.org", nil)
+				pods := checkstest.ServiceWebhook("vpod.queue.example.org", nil)
 				pods.ClientConfig.Service = queue.ClientConfig.Service
 				pods.Rules[0].APIGroups, pods.Rules[0].Resources = []string{""}, []string{"pods"}
-				w.vwcs = append(w.vwcs, &admissionregistrationv1.ValidatingWebhookConfiguration{
+				w.VWCs = append(w.VWCs, &admissionregistrationv1.ValidatingWebhookConfiguration{
 					ObjectMeta: metav1.ObjectMeta{Name: "queue-validating-webhook-configuration"},
 					Webhooks:   []admissionregistrationv1.ValidatingWebhook{queue, pods},
 				})
@@ -302,17 +299,17 @@ func TestChecksOnFakeCluster(t *testing.T) {
 		},
 		{
 			name: "webhook configuration found by its rules",
-			tweak: func(t *testing.T, w *world) {
-				vw := serviceWebhook("default.widgets.demo.example.com", caPEM(t, "widget-ca", judgeAt.AddDate(1, 0, 0)))
-				w.mwcs = []*admissionregistrationv1.MutatingWebhookConfiguration{{
+			tweak: func(t *testing.T, w *checkstest.World) {
+				vw := checkstest.ServiceWebhook("default.widgets.demo.example.com", checkstest.CAPEM(t, "widget-ca", checkstest.JudgeAt.AddDate(1, 0, 0)))
+				w.MWCs = []*admissionregistrationv1.MutatingWebhookConfiguration{{
 					ObjectMeta: metav1.ObjectMeta{Name: "widget-defaulter"},
 					Webhooks: []admissionregistrationv1.MutatingWebhook{{Name: vw.Name, ClientConfig: vw.ClientConfig, Rules: vw.Rules,
 						SideEffects: vw.SideEffects, AdmissionReviewVersions: vw.AdmissionReviewVersions}},
 				}}
 				// A configuration for someone else is not the operator's.
-				other := serviceWebhook("other.example.org", nil)
+				other := checkstest.ServiceWebhook("other.example.org", nil)
 				other.Rules[0].APIGroups = []string{"example.org"}
-				w.vwcs = append(w.vwcs, &admissionregistrationv1.ValidatingWebhookConfiguration{
+				w.VWCs = append(w.VWCs, &admissionregistrationv1.ValidatingWebhookConfiguration{
 					ObjectMeta: metav1.ObjectMeta{Name: "unrelated"},
 					Webhooks:   []admissionregistrationv1.ValidatingWebhook{other},
 				})
@@ -323,8 +320,8 @@ func TestChecksOnFakeCluster(t *testing.T) {
 		// crs-reconciled
 		{
 			name: "custom resource Ready=Unknown",
-			tweak: func(t *testing.T, w *world) {
-				require.NoError(t, unstructured.SetNestedSlice(w.widgets[0].Object, []any{
+			tweak: func(t *testing.T, w *checkstest.World) {
+				require.NoError(t, unstructured.SetNestedSlice(w.Widgets[0].Object, []any{
 					map[string]any{"type": "Ready", "status": "Unknown", "reason": "Reconciling"},
 				}, "status", "conditions"))
 			},
@@ -332,63 +329,63 @@ func TestChecksOnFakeCluster(t *testing.T) {
 		},
 		{
 			name: "custom resource without status",
-			tweak: func(t *testing.T, w *world) {
-				unstructured.RemoveNestedField(w.widgets[0].Object, "status")
+			tweak: func(t *testing.T, w *checkstest.World) {
+				unstructured.RemoveNestedField(w.Widgets[0].Object, "status")
 			},
 			want: []expect{{"crs-reconciled", "widgets", checks.Fail, "Widget apps/w1: Ready absent"}},
 		},
 		{
 			name: "custom resource observedGeneration behind",
-			tweak: func(t *testing.T, w *world) {
-				w.widgets[0].SetGeneration(3)
+			tweak: func(t *testing.T, w *checkstest.World) {
+				w.Widgets[0].SetGeneration(3)
 			},
 			want: []expect{{"crs-reconciled", "widgets", checks.Fail, "observedGeneration 2 behind generation 3"}},
 		},
 		{
 			name:  "no custom resource",
-			tweak: func(t *testing.T, w *world) { w.widgets = nil },
+			tweak: func(t *testing.T, w *checkstest.World) { w.Widgets = nil },
 			want:  []expect{{"crs-reconciled", "widgets", checks.Fail, "no widgets.demo.example.com exists"}},
 		},
 		{
 			name: "child Deployment not owned by the resource",
-			tweak: func(t *testing.T, w *world) {
-				w.childDeploy.OwnerReferences = owner("Widget", "w0", "uid-someone-else")
+			tweak: func(t *testing.T, w *checkstest.World) {
+				w.ChildDeploy.OwnerReferences = checkstest.Owner("Widget", "w0", "uid-someone-else")
 			},
 			want: []expect{{"crs-reconciled", "widgets", checks.Fail, "owns no Deployment, owns no Pod"}},
 		},
 		{
 			name: "child Deployment not Available",
-			tweak: func(t *testing.T, w *world) {
-				w.childDeploy.Status.Conditions[0].Status = corev1.ConditionFalse
+			tweak: func(t *testing.T, w *checkstest.World) {
+				w.ChildDeploy.Status.Conditions[0].Status = corev1.ConditionFalse
 			},
 			want: []expect{{"crs-reconciled", "widgets", checks.Fail, "Deployment w1-server Available=False"}},
 		},
 		{
 			name:  "child Service missing",
-			tweak: func(t *testing.T, w *world) { w.childService = nil },
+			tweak: func(t *testing.T, w *checkstest.World) { w.ChildService = nil },
 			want:  []expect{{"crs-reconciled", "widgets", checks.Fail, "owns no Service"}},
 		},
 		{
 			name: "child pod not Ready",
-			tweak: func(t *testing.T, w *world) {
-				w.childPod.Status.Conditions[1].Status = corev1.ConditionUnknown
+			tweak: func(t *testing.T, w *checkstest.World) {
+				w.ChildPod.Status.Conditions[1].Status = corev1.ConditionUnknown
 			},
 			want: []expect{{"crs-reconciled", "widgets", checks.Fail, "none of its 1 pod(s) Running and Ready"}},
 		},
 		{
 			name: "child pod labelled for another resource",
-			tweak: func(t *testing.T, w *world) {
-				w.childPod.Labels = map[string]string{widgetLabel: "w2"}
+			tweak: func(t *testing.T, w *checkstest.World) {
+				w.ChildPod.Labels = map[string]string{checkstest.WidgetLabel: "w2"}
 			},
 			want: []expect{{"crs-reconciled", "widgets", checks.Fail, "owns no Pod"}},
 		},
 		{
 			name: "unhealthy resources are reported, healthy ones counted",
-			tweak: func(t *testing.T, w *world) {
-				w2 := w.widgets[0].DeepCopy()
+			tweak: func(t *testing.T, w *checkstest.World) {
+				w2 := w.Widgets[0].DeepCopy()
 				w2.SetName("w2")
 				w2.SetUID("uid-w2")
-				w.widgets = append(w.widgets, w2)
+				w.Widgets = append(w.Widgets, w2)
 			},
 			want: []expect{{"crs-reconciled", "widgets", checks.Fail, "1 of 2 custom resources not reconciled: Widget apps/w2: owns no Deployment"}},
 		},
@@ -396,39 +393,39 @@ func TestChecksOnFakeCluster(t *testing.T) {
 		// gpu-allocatable
 		{
 			name: "GPU node Ready=Unknown",
-			tweak: func(t *testing.T, w *world) {
-				w.nodes[1].Status.Conditions[0] = corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionUnknown,
+			tweak: func(t *testing.T, w *checkstest.World) {
+				w.Nodes[1].Status.Conditions[0] = corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionUnknown,
 					Reason: "NodeStatusUnknown", Message: "Kubelet stopped posting node status."}
 			},
 			want: []expect{{"gpu-allocatable", "", checks.Fail, "node gpu-node-1 is not Ready (Ready=Unknown: NodeStatusUnknown Kubelet stopped posting node status.)"}},
 		},
 		{
 			name:  "GPU node without a Ready condition",
-			tweak: func(t *testing.T, w *world) { w.nodes[1].Status.Conditions = nil },
+			tweak: func(t *testing.T, w *checkstest.World) { w.Nodes[1].Status.Conditions = nil },
 			want:  []expect{{"gpu-allocatable", "", checks.Fail, "node gpu-node-1 is not Ready (Ready=Unknown: no Ready condition)"}},
 		},
 		{
 			name: "GPU capacity but nothing allocatable",
-			tweak: func(t *testing.T, w *world) {
-				w.nodes[1].Status.Allocatable["nvidia.com/gpu"] = resource.MustParse("0")
+			tweak: func(t *testing.T, w *checkstest.World) {
+				w.Nodes[1].Status.Allocatable["nvidia.com/gpu"] = resource.MustParse("0")
 			},
 			want: []expect{{"gpu-allocatable", "", checks.Fail, "node gpu-node-1 has nvidia.com/gpu allocatable 0 of capacity 8"}},
 		},
 		{
 			name: "GPU capacity, allocatable not advertised",
-			tweak: func(t *testing.T, w *world) {
-				delete(w.nodes[1].Status.Allocatable, "nvidia.com/gpu")
+			tweak: func(t *testing.T, w *checkstest.World) {
+				delete(w.Nodes[1].Status.Allocatable, "nvidia.com/gpu")
 			},
 			want: []expect{{"gpu-allocatable", "", checks.Fail, "allocatable 0 of capacity 8"}},
 		},
 		{
 			name: "MIG, AMD, Intel and Gaudi resources are accelerators",
-			tweak: func(t *testing.T, w *world) {
-				w.nodes = append(w.nodes,
-					node("mig-node-1", corev1.ConditionTrue, corev1.ResourceList{"nvidia.com/mig-1g.10gb": resource.MustParse("7")}),
-					node("amd-node-1", corev1.ConditionTrue, corev1.ResourceList{"amd.com/gpu": resource.MustParse("4")}),
-					node("intel-node-1", corev1.ConditionTrue, corev1.ResourceList{"gpu.intel.com/i915": resource.MustParse("1")}),
-					node("gaudi-node-1", corev1.ConditionTrue, corev1.ResourceList{"habana.ai/gaudi": resource.MustParse("8")}),
+			tweak: func(t *testing.T, w *checkstest.World) {
+				w.Nodes = append(w.Nodes,
+					checkstest.Node("mig-node-1", corev1.ConditionTrue, corev1.ResourceList{"nvidia.com/mig-1g.10gb": resource.MustParse("7")}),
+					checkstest.Node("amd-node-1", corev1.ConditionTrue, corev1.ResourceList{"amd.com/gpu": resource.MustParse("4")}),
+					checkstest.Node("intel-node-1", corev1.ConditionTrue, corev1.ResourceList{"gpu.intel.com/i915": resource.MustParse("1")}),
+					checkstest.Node("gaudi-node-1", corev1.ConditionTrue, corev1.ResourceList{"habana.ai/gaudi": resource.MustParse("8")}),
 				)
 			},
 			want: []expect{
@@ -439,10 +436,10 @@ func TestChecksOnFakeCluster(t *testing.T) {
 		},
 		{
 			name: "MIG node with nothing allocatable fails",
-			tweak: func(t *testing.T, w *world) {
-				n := node("mig-node-1", corev1.ConditionTrue, corev1.ResourceList{"nvidia.com/mig-1g.10gb": resource.MustParse("7")})
+			tweak: func(t *testing.T, w *checkstest.World) {
+				n := checkstest.Node("mig-node-1", corev1.ConditionTrue, corev1.ResourceList{"nvidia.com/mig-1g.10gb": resource.MustParse("7")})
 				n.Status.Allocatable["nvidia.com/mig-1g.10gb"] = resource.MustParse("0")
-				w.nodes = append(w.nodes, n)
+				w.Nodes = append(w.Nodes, n)
 			},
 			want: []expect{
 				{"gpu-allocatable", "", checks.Fail, "node mig-node-1 has nvidia.com/mig-1g.10gb allocatable 0 of capacity 7"},
@@ -451,10 +448,10 @@ func TestChecksOnFakeCluster(t *testing.T) {
 		},
 		{
 			name: "resources that are not accelerators",
-			tweak: func(t *testing.T, w *world) {
-				w.nodes = []*corev1.Node{
-					node("cpu-node-1", corev1.ConditionTrue, nil),
-					node("fpga-node-1", corev1.ConditionTrue, corev1.ResourceList{"xilinx.com/fpga": resource.MustParse("1"), "nvidia.com/gpu.shared": resource.MustParse("1")}),
+			tweak: func(t *testing.T, w *checkstest.World) {
+				w.Nodes = []*corev1.Node{
+					checkstest.Node("cpu-node-1", corev1.ConditionTrue, nil),
+					checkstest.Node("fpga-node-1", corev1.ConditionTrue, corev1.ResourceList{"xilinx.com/fpga": resource.MustParse("1"), "nvidia.com/gpu.shared": resource.MustParse("1")}),
 				}
 			},
 			want: []expect{
@@ -464,7 +461,7 @@ func TestChecksOnFakeCluster(t *testing.T) {
 		},
 		{
 			name:  "no node at all",
-			tweak: func(t *testing.T, w *world) { w.nodes = nil },
+			tweak: func(t *testing.T, w *checkstest.World) { w.Nodes = nil },
 			want: []expect{
 				{"gpu-allocatable", "", checks.Skip, "none of 0 nodes advertises"},
 				{"gpu-device-plugin", "", checks.Skip, "none of 0 nodes advertises"},
@@ -473,14 +470,14 @@ func TestChecksOnFakeCluster(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			w := newWorld(t)
+			w := checkstest.NewWorld(t)
 			if tc.tweak != nil {
 				tc.tweak(t, w)
 			}
-			out := w.serve().run([]*checks.Profile{widgetProfile(t)})
-			require.Len(t, out.Results, len(checks.Registry()))
+			out := w.Serve().Run(builtin.Registry(), []*checks.Profile{checkstest.WidgetProfile(t)})
+			require.Len(t, out.Results, len(builtin.Registry()))
 			for _, want := range tc.want {
-				r := result(t, out, want.check, want.operator)
+				r := checkstest.Result(t, out, want.check, want.operator)
 				assert.Equal(t, want.status, r.Status, "%s/%s: %s", want.check, want.operator, r.Reason)
 				assert.Contains(t, r.Reason, want.reason, "%s/%s", want.check, want.operator)
 			}
@@ -500,10 +497,10 @@ func TestChecksOnFakeCluster(t *testing.T) {
 }
 
 func TestGPUAllocatableDetailsOnFakeCluster(t *testing.T) {
-	w := newWorld(t)
-	w.nodes = append(w.nodes, node("mig-node-1", corev1.ConditionTrue, corev1.ResourceList{"nvidia.com/mig-1g.10gb": resource.MustParse("7")}))
-	out := w.serve().run([]*checks.Profile{widgetProfile(t)})
-	r := result(t, out, "gpu-allocatable", "")
+	w := checkstest.NewWorld(t)
+	w.Nodes = append(w.Nodes, checkstest.Node("mig-node-1", corev1.ConditionTrue, corev1.ResourceList{"nvidia.com/mig-1g.10gb": resource.MustParse("7")}))
+	out := w.Serve().Run(builtin.Registry(), []*checks.Profile{checkstest.WidgetProfile(t)})
+	r := checkstest.Result(t, out, "gpu-allocatable", "")
 	require.Equal(t, checks.Pass, r.Status, r.Reason)
 
 	// What is requested counts non-terminated pods on that node only, init
@@ -538,14 +535,6 @@ func TestGPUAllocatableDetailsOnFakeCluster(t *testing.T) {
 		if s != *cols {
 			assert.Contains(t, s.Output, "cannot render server-side Tables", s.Command)
 		}
-	}
-}
-
-// forbidden makes the fake refuse a verb on a resource, as RBAC does.
-func forbidden(group, res string) k8stesting.ReactionFunc {
-	return func(a k8stesting.Action) (bool, runtime.Object, error) {
-		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: group, Resource: res}, "",
-			errors.New(`User "auditor" cannot `+a.GetVerb()+` resource "`+res+`"`))
 	}
 }
 
@@ -647,7 +636,7 @@ func TestForbiddenIsError(t *testing.T) {
 		},
 		{
 			name:   "list the custom resources",
-			refuse: refusal{"dyn", widgetGroup, "widgets"},
+			refuse: refusal{"dyn", checkstest.WidgetGroup, "widgets"},
 			errored: []expect{
 				{"crs-reconciled", "widgets", checks.Error, "list widgets.v1.demo.example.com: widgets.demo.example.com is forbidden"},
 			},
@@ -655,20 +644,20 @@ func TestForbiddenIsError(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newWorld(t).serve()
-			react := forbidden(tc.refuse.group, tc.refuse.res)
+			f := checkstest.NewWorld(t).Serve()
+			react := checkstest.Forbidden(tc.refuse.group, tc.refuse.res)
 			switch tc.refuse.client {
 			case "kube":
-				f.kube.PrependReactor("list", tc.refuse.res, react)
+				f.Kube.PrependReactor("list", tc.refuse.res, react)
 			case "ext":
-				f.ext.PrependReactor("list", tc.refuse.res, react)
+				f.Ext.PrependReactor("list", tc.refuse.res, react)
 			case "dyn":
-				f.dyn.PrependReactor("list", tc.refuse.res, react)
+				f.Dyn.PrependReactor("list", tc.refuse.res, react)
 			}
-			out := f.run([]*checks.Profile{widgetProfile(t)})
+			out := f.Run(builtin.Registry(), []*checks.Profile{checkstest.WidgetProfile(t)})
 			errored := map[string]bool{}
 			for _, want := range tc.errored {
-				r := result(t, out, want.check, want.operator)
+				r := checkstest.Result(t, out, want.check, want.operator)
 				errored[want.check] = true
 				assert.Equal(t, checks.Error, r.Status, "%s/%s: %s", want.check, want.operator, r.Reason)
 				assert.Contains(t, r.Reason, want.reason, "%s/%s", want.check, want.operator)
@@ -684,10 +673,10 @@ func TestForbiddenIsError(t *testing.T) {
 	}
 
 	t.Run("list customresourcedefinitions", func(t *testing.T) {
-		f := newWorld(t).serve()
-		f.ext.PrependReactor("list", "customresourcedefinitions", forbidden("apiextensions.k8s.io", "customresourcedefinitions"))
-		profiles := append(builtinProfiles(t), widgetProfile(t))
-		out := f.run(profiles)
+		f := checkstest.NewWorld(t).Serve()
+		f.Ext.PrependReactor("list", "customresourcedefinitions", checkstest.Forbidden("apiextensions.k8s.io", "customresourcedefinitions"))
+		profiles := append(checkstest.BuiltinProfiles(t), checkstest.WidgetProfile(t))
+		out := f.Run(builtin.Registry(), profiles)
 		require.Len(t, out.Results, len(perOperatorChecks)*len(profiles)+2)
 		for _, r := range out.Results {
 			if r.Operator == "" && r.Check.ID == "gpu-device-plugin" {
@@ -710,7 +699,7 @@ func TestForbiddenIsError(t *testing.T) {
 			assert.False(t, d.Found, d.Profile.Name)
 		}
 		// The requirement must not pass when nothing could be read.
-		v := verdict(t, checks.Evaluate(catalog(t), out), "robust_controller")
+		v := checkstest.Verdict(t, checks.Evaluate(catalog(t), out), "robust_controller")
 		assert.NotEqual(t, checks.Implemented, v.Status, v.Conclusion)
 		assert.False(t, v.Met(), v.Conclusion)
 	})
@@ -718,9 +707,9 @@ func TestForbiddenIsError(t *testing.T) {
 
 // A CRD with neither condition is one CRD not established, not two.
 func TestCRDsEstablishedCountsCRDs(t *testing.T) {
-	w := newWorld(t)
-	w.crds[0].Status.Conditions = nil
-	r := result(t, w.serve().run([]*checks.Profile{widgetProfile(t)}), "crds-established", "widgets")
+	w := checkstest.NewWorld(t)
+	w.CRDs[0].Status.Conditions = nil
+	r := checkstest.Result(t, w.Serve().Run(builtin.Registry(), []*checks.Profile{checkstest.WidgetProfile(t)}), "crds-established", "widgets")
 	assert.Equal(t, checks.Fail, r.Status)
 	assert.Contains(t, r.Reason, "1 of 1 CRDs not established")
 	assert.NotContains(t, r.Reason, "absent ;", "no trailing space after a condition without reason")
@@ -728,25 +717,25 @@ func TestCRDsEstablishedCountsCRDs(t *testing.T) {
 
 // A snapshot of a cluster replays to the verdicts the cluster gave.
 func TestRecordReplaysTheSameVerdicts(t *testing.T) {
-	w := newWorld(t)
-	w.controllerPod.Status.Conditions[1].Status = corev1.ConditionUnknown
-	w.vwcs[0].Webhooks[0].ClientConfig.CABundle = caPEM(t, "soon-ca", judgeAt.Add(24*time.Hour))
-	f := w.serve()
-	f.kube.PrependReactor("list", "nodes", forbidden("", "nodes"))
-	profiles := []*checks.Profile{widgetProfile(t), absentProfile(t)}
+	w := checkstest.NewWorld(t)
+	w.ControllerPod.Status.Conditions[1].Status = corev1.ConditionUnknown
+	w.VWCs[0].Webhooks[0].ClientConfig.CABundle = checkstest.CAPEM(t, "soon-ca", checkstest.JudgeAt.Add(24*time.Hour))
+	f := w.Serve()
+	f.Kube.PrependReactor("list", "nodes", checkstest.Forbidden("", "nodes"))
+	profiles := []*checks.Profile{checkstest.WidgetProfile(t), checkstest.AbsentProfile(t)}
 	ctx := context.Background()
 
-	rec, err := checks.Record(ctx, f.cache(), cluster.Info{Live: true, ServerVersion: "v1.37.2"}, profiles, time.Minute, func() time.Time { return judgeAt })
+	rec, err := checks.Record(ctx, f.Cache(), cluster.Info{Live: true, ServerVersion: "v1.37.2"}, profiles, builtin.Registry(), time.Minute, func() time.Time { return checkstest.JudgeAt })
 	require.NoError(t, err)
-	assert.Equal(t, judgeAt, rec.Cluster.RecordedAt)
+	assert.Equal(t, checkstest.JudgeAt, rec.Cluster.RecordedAt)
 	data, err := rec.Marshal()
 	require.NoError(t, err)
 	replayed, err := cluster.LoadRecording("snapshot", data)
 	require.NoError(t, err)
 
-	opts := checks.RunOptions{Concurrency: 4, Timeout: time.Minute, JudgeAt: func() time.Time { return judgeAt }}
-	live := checks.Run(ctx, f.cache(), profiles, checks.Registry(), opts, fixedNow)
-	replay := checks.Run(ctx, cluster.NewCache(replayed), profiles, checks.Registry(), opts, fixedNow)
+	opts := checks.RunOptions{Concurrency: 4, Timeout: time.Minute, JudgeAt: func() time.Time { return checkstest.JudgeAt }}
+	live := checks.Run(ctx, f.Cache(), profiles, builtin.Registry(), opts, checkstest.FixedNow)
+	replay := checks.Run(ctx, cluster.NewCache(replayed), profiles, builtin.Registry(), opts, checkstest.FixedNow)
 	require.Len(t, replay.Results, len(live.Results))
 	for i, l := range live.Results {
 		r := replay.Results[i]
@@ -755,8 +744,8 @@ func TestRecordReplaysTheSameVerdicts(t *testing.T) {
 		assert.Equal(t, l.Details, r.Details, name)
 		assert.Equal(t, len(l.Evidence), len(r.Evidence), name)
 	}
-	assert.Equal(t, checks.Fail, result(t, replay, "controller-ready", "widgets").Status)
-	assert.Equal(t, checks.Warn, result(t, replay, "webhooks-served", "widgets").Status)
-	assert.Equal(t, checks.Error, result(t, replay, "gpu-allocatable", "").Status)
-	assert.Contains(t, result(t, replay, "gpu-allocatable", "").Reason, "nodes is forbidden")
+	assert.Equal(t, checks.Fail, checkstest.Result(t, replay, "controller-ready", "widgets").Status)
+	assert.Equal(t, checks.Warn, checkstest.Result(t, replay, "webhooks-served", "widgets").Status)
+	assert.Equal(t, checks.Error, checkstest.Result(t, replay, "gpu-allocatable", "").Status)
+	assert.Contains(t, checkstest.Result(t, replay, "gpu-allocatable", "").Reason, "nodes is forbidden")
 }

@@ -1,8 +1,9 @@
-package checks
+package operator
 
 import (
 	"testing"
 
+	"github.com/aiconform/aiconform/checks"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	batchv1 "k8s.io/api/batch/v1"
@@ -15,7 +16,7 @@ import (
 // trainJobKind judges a TrainJob of Kubeflow Trainer v2.0: no condition
 // while it runs, Complete or Suspended when idle, and a JobSet it owns that
 // owns Jobs that own the pods.
-var trainJobKind = ResourceKind{
+var trainJobKind = checks.ResourceKind{
 	CRD:              "trainjobs.trainer.kubeflow.org",
 	IdleConditions:   []string{"Complete", "Suspended"},
 	FailedConditions: []string{"Failed"},
@@ -99,7 +100,7 @@ func TestJudgeTrainJob(t *testing.T) {
 		assert.Equal(t, []string{"owns no Job", "owns no Pod"}, judgeCR(tj, trainJobKind, f))
 	})
 	t.Run("suspended is not ready for a kind that asks Ready", func(t *testing.T) {
-		k := ResourceKind{CRD: "widgets.demo.example.com", ReadyConditions: []string{"Ready"}}
+		k := checks.ResourceKind{CRD: "widgets.demo.example.com", ReadyConditions: []string{"Ready"}}
 		tj, f := trainJob(t, corev1.PodRunning, cond("Ready", "False", "Waiting"))
 		assert.Equal(t, []string{"Ready=False Waiting"}, judgeCR(tj, k, f))
 	})

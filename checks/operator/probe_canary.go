@@ -1,4 +1,4 @@
-package checks
+package operator
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/cluster"
 	"github.com/aiconform/aiconform/probe"
 	corev1 "k8s.io/api/core/v1"
@@ -25,9 +26,9 @@ import (
 // garbage-collected once it is deleted.
 type CanaryReconciled struct{}
 
-// Meta implements Check.
-func (CanaryReconciled) Meta() Meta {
-	return Meta{
+// Meta implements checks.Check.
+func (CanaryReconciled) Meta() checks.Meta {
+	return checks.Meta{
 		ID: "canary-reconciled", Title: "A fresh custom resource is reconciled: Ready, owning its children, and collected once deleted",
 		Requirement: "robust_controller", PerOperator: true, Probe: true,
 		Description: "Under --probe only. Creates the profile's canary (KServe: a small sklearn InferenceService; KubeRay: a RayCluster with one worker; Kubeflow Trainer: a one-node TrainJob; Training Operator: a one-master PyTorchJob) in the run's namespace aiconform-probe-RUN (a cluster-scoped kind, such as Kueue's empty ClusterQueue, is named after the run instead), labelled aiconform.io/run=RUN, and watches it and its children (no polling) until the conditions it must reach are True (its kind's ready conditions, or the probe's own, such as a TrainJob's Complete), recording a timeline: created, status first written, first child, every child kind present, Ready. Its children must be owned by it, directly or through one another (TrainJob -> JobSet -> Job -> Pod), as crs-reconciled judges existing resources; a failed condition (Failed=True) ends the wait with its reason. Then deletes it and watches its children until the garbage collector has removed them (a kind that owns nothing, such as a queue, until it is gone: Kueue releases its queues' finalizer). When it is not Ready in time, the check names the likely cause from the resource's conditions, its pods' states and the namespace's Warning events. The namespace, and any cluster-scoped canary, is deleted at the end of the run, however it ends.",
@@ -41,23 +42,23 @@ var childResources = map[string]cluster.Resource{
 	"Deployment": cluster.Deployments, "Service": cluster.Services, "Pod": cluster.Pods, "Job": cluster.Jobs,
 }
 
-// Run implements Check.
-func (CanaryReconciled) Run(ctx context.Context, env *Env) (Result, error) {
-	var r Result
+// Run implements checks.Check.
+func (CanaryReconciled) Run(ctx context.Context, env *checks.Env) (checks.Result, error) {
+	var r checks.Result
 	p, s := env.Profile, env.Probe
 	switch {
 	case s == nil:
-		r.finish(Skip, "probes are off: --probe creates a canary resource for %s to reconcile", p.Title)
+		r.Finish(checks.Skip, "probes are off: --probe creates a canary resource for %s to reconcile", p.Title)
 		return r, nil
-	case p.Probe == nil || p.Probe.canary == nil:
-		r.finish(Skip, "the %s profile has no canary resource", p.Name)
+	case p.Probe == nil || p.Probe.CanaryObject() == nil:
+		r.Finish(checks.Skip, "the %s profile has no canary resource", p.Name)
 		return r, nil
 	}
-	crd, err := kindOf(ctx, env, p.Probe.canary)
+	crd, err := kindOf(ctx, env, p.Probe.CanaryObject())
 	if err != nil {
 		return r, fmt.Errorf("cannot probe: %w", err)
 	}
-	var k *ResourceKind
+	var k *checks.ResourceKind
 	for i := range p.Resources {
 		if p.Resources[i].CRD == crd.Name {
 			k = &p.Resources[i]
@@ -66,7 +67,7 @@ func (CanaryReconciled) Run(ctx context.Context, env *Env) (Result, error) {
 	if k == nil {
 		return r, fmt.Errorf("the %s profile's canary is a %s, which is not among its resources", p.Name, crd.Name)
 	}
-	m, err := s.Mapping(p.Probe.canary.GroupVersionKind())
+	m, err := s.Mapping(p.Probe.CanaryObject().GroupVersionKind())
 	if err != nil {
 		return r, err
 	}
@@ -74,7 +75,7 @@ func (CanaryReconciled) Run(ctx context.Context, env *Env) (Result, error) {
 		return r, err
 	}
 
-	canary := p.Probe.canary.DeepCopy()
+	canary := p.Probe.CanaryObject().DeepCopy()
 	s.Label(canary, m)
 	ns := s.NamespaceOf(m)
 	cmd, err := probe.CreateCommand(ns, canary, false, false)
@@ -93,14 +94,14 @@ func (CanaryReconciled) Run(ctx context.Context, env *Env) (Result, error) {
 	if ns == "" {
 		where = "cluster-scoped, named after the run"
 	}
-	r.Evidence = append(r.Evidence, Step{Command: cmd, Output: out, CapturedAt: t0.UTC(),
+	r.Evidence = append(r.Evidence, checks.Step{Command: cmd, Output: out, CapturedAt: t0.UTC(),
 		Note: fmt.Sprintf("a canary %s, created %s", canary.GetKind(), where)})
 	if cerr != nil {
 		st, why := judgeCallError(cerr)
 		if errors.Is(cerr, probe.ErrClosed) || ctx.Err() != nil {
 			return r, cerr
 		}
-		r.finish(st, "the canary could not be created: %s", why)
+		r.Finish(st, "the canary could not be created: %s", why)
 		r.Details = diagnoseCreate(cerr)
 		return r, nil
 	}
@@ -115,7 +116,7 @@ func (CanaryReconciled) Run(ctx context.Context, env *Env) (Result, error) {
 	}
 	w.custom = map[string]cluster.Resource{}
 	for _, child := range k.Children {
-		if customChild(child) {
+		if checks.CustomChild(child) {
 			if w.custom[child], err = customResource(ctx, env, child); err != nil {
 				return r, fmt.Errorf("cannot probe: %w", err)
 			}
@@ -134,39 +135,39 @@ func (CanaryReconciled) Run(ctx context.Context, env *Env) (Result, error) {
 	if ctx.Err() != nil {
 		return r, ctx.Err()
 	}
-	fresh := &Env{Cluster: env.Cluster.Fresh(), Profile: p, Now: env.Now}
+	fresh := &checks.Env{Cluster: env.Cluster.Fresh(), Profile: p, Now: env.Now}
 	cr := w.cr
 	if cr == nil {
 		cr = created
 	}
-	r.evidence(ctx, fresh, cluster.Get{Resources: []cluster.Resource{crdResource(crd)}, Namespace: ns, Names: []string{cr.GetName()}},
+	r.AddEvidence(ctx, fresh, cluster.Get{Resources: []cluster.Resource{checks.CRDResource(crd)}, Namespace: ns, Names: []string{cr.GetName()}},
 		"the canary as it stands")
 	if len(w.failed) > 0 {
 		r.Table = w.table()
-		r.Details = w.diagnose(ctx, fresh, ns, r.evidence)
-		r.finish(Fail, "the canary %s failed %s after creation: %s", canary.GetKind(), seconds(w.failedAt.Sub(t0)), r.Details[0])
+		r.Details = w.diagnose(ctx, fresh, ns, r.AddEvidence)
+		r.Finish(checks.Fail, "the canary %s failed %s after creation: %s", canary.GetKind(), seconds(w.failedAt.Sub(t0)), r.Details[0])
 		return r, nil
 	}
 	if !ready {
 		r.Table = w.table()
-		r.Details = w.diagnose(ctx, fresh, ns, r.evidence)
-		r.finish(Fail, "the canary %s was not reconciled within %s: %s", canary.GetKind(), s.Timeout, r.Details[0])
+		r.Details = w.diagnose(ctx, fresh, ns, r.AddEvidence)
+		r.Finish(checks.Fail, "the canary %s was not reconciled within %s: %s", canary.GetKind(), s.Timeout, r.Details[0])
 		return r, nil
 	}
 	var fam family
 	if len(k.Children) > 0 {
-		r.evidence(ctx, fresh, ownersGet(*k, cr), "who owns the canary's children: each must name it, or its Deployment's ReplicaSet")
+		r.AddEvidence(ctx, fresh, ownersGet(*k, cr), "who owns the canary's children: each must name it, or its Deployment's ReplicaSet")
 		if fam, err = readFamily(ctx, fresh, *k, ns, k.ChildLabel+"="+cr.GetName()); err != nil {
 			return r, err
 		}
-		if err := r.customChildrenEvidence(ctx, fresh, *k, cr, fam); err != nil {
+		if err := customChildrenEvidence(ctx, &r, fresh, *k, cr, fam); err != nil {
 			return r, err
 		}
 	}
 	if problems := judgeCR(cr, *k, fam); len(problems) > 0 {
 		r.Table = w.table()
 		r.Details = problems
-		r.finish(Fail, "the canary %s reports Ready, but %s", canary.GetKind(), strings.Join(problems, "; "))
+		r.Finish(checks.Fail, "the canary %s reports Ready, but %s", canary.GetKind(), strings.Join(problems, "; "))
 		return r, nil
 	}
 
@@ -180,7 +181,7 @@ func (CanaryReconciled) Run(ctx context.Context, env *Env) (Result, error) {
 	if len(k.Children) == 0 {
 		note = "deleting the canary; it must be gone once the controller has released it (removed its finalizers)"
 	}
-	r.Evidence = append(r.Evidence, Step{Command: probe.DeleteCommand(ns, m, cr.GetName()), Output: dout, CapturedAt: env.Now().UTC(),
+	r.Evidence = append(r.Evidence, checks.Step{Command: probe.DeleteCommand(ns, m, cr.GetName()), Output: dout, CapturedAt: env.Now().UTC(),
 		Note: note})
 	if derr != nil {
 		return r, fmt.Errorf("delete the canary: %w", derr)
@@ -197,14 +198,14 @@ func (CanaryReconciled) Run(ctx context.Context, env *Env) (Result, error) {
 	if len(k.Children) == 0 {
 		return w.childless(ctx, r, collected, crd, cr, canary.GetKind())
 	}
-	after := &Env{Cluster: env.Cluster.Fresh(), Profile: p, Now: env.Now}
-	r.evidence(ctx, after, childrenGet(*k, cr), "what is left of the canary's children")
+	after := &checks.Env{Cluster: env.Cluster.Fresh(), Profile: p, Now: env.Now}
+	r.AddEvidence(ctx, after, childrenGet(*k, cr), "what is left of the canary's children")
 	if !collected {
-		r.finish(Fail, "the canary was Ready in %s, but %s of its children were still there %s after it was deleted: %s",
-			seconds(w.readyAt.Sub(t0)), plural(len(w.children), "object"), s.Timeout, strings.Join(sortedSet(w.children), ", "))
+		r.Finish(checks.Fail, "the canary was Ready in %s, but %s of its children were still there %s after it was deleted: %s",
+			seconds(w.readyAt.Sub(t0)), checks.Plural(len(w.children), "object"), s.Timeout, strings.Join(checks.SortedKeys(w.children), ", "))
 		return r, nil
 	}
-	r.finish(Pass, "the canary %s was Ready %s after creation, owning its %s; deleted, its children were collected in %s",
+	r.Finish(checks.Pass, "the canary %s was Ready %s after creation, owning its %s; deleted, its children were collected in %s",
 		canary.GetKind(), seconds(w.readyAt.Sub(t0)), strings.Join(w.kindList(), ", "), seconds(w.collectedAt.Sub(w.deletedAt)))
 	return r, nil
 }
@@ -212,32 +213,32 @@ func (CanaryReconciled) Run(ctx context.Context, env *Env) (Result, error) {
 // childless ends the check for a kind that owns no children (a queue):
 // Ready, then gone once deleted, which needs the controller when it sets a
 // finalizer, as Kueue does on its queues.
-func (w *canaryWatch) childless(ctx context.Context, r Result, gone bool, crd *apiextensionsv1.CustomResourceDefinition, cr *unstructured.Unstructured, kind string) (Result, error) {
+func (w *canaryWatch) childless(ctx context.Context, r checks.Result, gone bool, crd *apiextensionsv1.CustomResourceDefinition, cr *unstructured.Unstructured, kind string) (checks.Result, error) {
 	s := w.env.Probe
 	if !gone {
-		after := &Env{Cluster: w.env.Cluster.Fresh(), Profile: w.env.Profile, Now: w.env.Now}
-		r.evidence(ctx, after, cluster.Get{Resources: []cluster.Resource{crdResource(crd)}, Namespace: cr.GetNamespace(), Names: []string{cr.GetName()}},
+		after := &checks.Env{Cluster: w.env.Cluster.Fresh(), Profile: w.env.Profile, Now: w.env.Now}
+		r.AddEvidence(ctx, after, cluster.Get{Resources: []cluster.Resource{checks.CRDResource(crd)}, Namespace: cr.GetNamespace(), Names: []string{cr.GetName()}},
 			"the canary, still there after its deletion")
 		why := "nothing removed it"
 		if len(w.heldBy) > 0 {
 			why = "the controller did not remove its finalizers " + strings.Join(w.heldBy, ", ")
 		}
-		r.finish(Fail, "the canary was Ready in %s, but was still there %s after it was deleted: %s", seconds(w.readyAt.Sub(w.t0)), s.Timeout, why)
+		r.Finish(checks.Fail, "the canary was Ready in %s, but was still there %s after it was deleted: %s", seconds(w.readyAt.Sub(w.t0)), s.Timeout, why)
 		return r, nil
 	}
 	released := ""
 	if len(w.heldBy) > 0 {
 		released = ", once the controller had removed its finalizers " + strings.Join(w.heldBy, ", ")
 	}
-	r.finish(Pass, "the canary %s was Ready %s after creation; deleted, it was gone %s later%s",
+	r.Finish(checks.Pass, "the canary %s was Ready %s after creation; deleted, it was gone %s later%s",
 		kind, seconds(w.readyAt.Sub(w.t0)), seconds(w.collectedAt.Sub(w.deletedAt)), released)
 	return r, nil
 }
 
 // canaryWatch follows one canary and its children.
 type canaryWatch struct {
-	env  *Env
-	k    *ResourceKind
+	env  *checks.Env
+	k    *checks.ResourceKind
 	name string
 	t0   time.Time
 	// want are the conditions the canary must reach, one of them with anyOf.
@@ -324,7 +325,7 @@ func (w *canaryWatch) childKinds() []string {
 		return nil
 	}
 	kinds := append([]string(nil), w.k.Children...)
-	if !contains(kinds, "Pod") {
+	if !checks.Contains(kinds, "Pod") {
 		kinds = append(kinds, "Pod")
 	}
 	return kinds
@@ -378,7 +379,7 @@ func (w *canaryWatch) apply(e taggedEvent) {
 			}
 			w.addAt(w.readyAt, "Ready (%s)", what)
 		}
-		if failed := trueConditions(conditions(u), w.k.FailedConditions); len(failed) > 0 && len(w.failed) == 0 {
+		if failed := trueConditions(checks.Conditions(u), w.k.FailedConditions); len(failed) > 0 && len(w.failed) == 0 {
 			w.failed, w.failedAt = failed, w.env.Now()
 			w.addAt(w.failedAt, "failed (%s)", strings.Join(failed, ", "))
 		}
@@ -443,8 +444,8 @@ func (w *canaryWatch) addAt(at time.Time, format string, args ...any) {
 	w.steps = append(w.steps, []string{fmt.Sprintf(format, args...), at.UTC().Format("15:04:05.000"), "+" + seconds(at.Sub(w.t0))})
 }
 
-func (w *canaryWatch) table() *Table {
-	return &Table{Header: []string{"EVENT", "AT (UTC)", "SINCE CREATED"}, Rows: w.steps}
+func (w *canaryWatch) table() *checks.Table {
+	return &checks.Table{Header: []string{"EVENT", "AT (UTC)", "SINCE CREATED"}, Rows: w.steps}
 }
 
 // ownedByName is true when one of u's owners is called name.
@@ -460,10 +461,10 @@ func ownedByName(u *unstructured.Unstructured, name string) bool {
 // conditionsMet is the Ready half of judgeCR, read from a watch event:
 // every condition of want True, or with anyOf one of them.
 func conditionsMet(cr *unstructured.Unstructured, want []string, anyOf bool) bool {
-	conds := conditions(cr)
+	conds := checks.Conditions(cr)
 	n := 0
 	for _, t := range want {
-		if c, ok := findCondition(conds, t); ok && c.Status == string(metav1.ConditionTrue) {
+		if c, ok := checks.FindCondition(conds, t); ok && c.Status == string(metav1.ConditionTrue) {
 			n++
 		}
 	}
@@ -476,7 +477,7 @@ func conditionsMet(cr *unstructured.Unstructured, want []string, anyOf bool) boo
 // diagnose names the likely causes of a canary that did not get Ready, from
 // what the timeline saw, the resource's conditions and its pods' states,
 // showing the reads as evidence.
-func (w *canaryWatch) diagnose(ctx context.Context, env *Env, ns string, show func(context.Context, *Env, cluster.Get, string)) []string {
+func (w *canaryWatch) diagnose(ctx context.Context, env *checks.Env, ns string, show func(context.Context, *checks.Env, cluster.Get, string)) []string {
 	var causes []string
 	waited := seconds(w.env.Now().Sub(w.t0))
 	if !w.statusSeen {
@@ -488,7 +489,7 @@ func (w *canaryWatch) diagnose(ctx context.Context, env *Env, ns string, show fu
 	if len(w.k.Children) > 0 {
 		sel := w.k.ChildLabel + "=" + w.name
 		show(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Pods}, Namespace: ns, LabelSelector: sel, Wide: true}, "the canary's pods")
-		pods, err := list[*corev1.Pod](ctx, env, cluster.Query{Resource: cluster.Pods, Namespace: ns, LabelSelector: sel})
+		pods, err := checks.List[*corev1.Pod](ctx, env, cluster.Query{Resource: cluster.Pods, Namespace: ns, LabelSelector: sel})
 		if err != nil {
 			causes = append(causes, fmt.Sprintf("its pods could not be read: %v", err))
 		}
@@ -508,7 +509,7 @@ func (w *canaryWatch) diagnose(ctx context.Context, env *Env, ns string, show fu
 		about = "Warning events about the canary"
 	}
 	show(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Events}, Namespace: ns, FieldSelector: warnings.FieldSelector}, about)
-	events, err := list[*corev1.Event](ctx, env, warnings)
+	events, err := checks.List[*corev1.Event](ctx, env, warnings)
 	if err != nil {
 		causes = append(causes, fmt.Sprintf("its namespace's events could not be read: %v", err))
 	}
@@ -543,9 +544,9 @@ var noRuntimeRE = regexp.MustCompile(`(?i)no ?supporting ?runtime|runtime ?not ?
 // conditionCauses lists the resource's ready conditions that are not True,
 // with their reasons, naming a missing serving runtime where that is the
 // reason.
-func conditionCauses(cr *unstructured.Unstructured, k ResourceKind) []string {
-	out := trueConditions(conditions(cr), k.FailedConditions)
-	for _, c := range conditions(cr) {
+func conditionCauses(cr *unstructured.Unstructured, k checks.ResourceKind) []string {
+	out := trueConditions(checks.Conditions(cr), k.FailedConditions)
+	for _, c := range checks.Conditions(cr) {
 		if c.Status == string(metav1.ConditionTrue) {
 			continue
 		}
@@ -553,7 +554,7 @@ func conditionCauses(cr *unstructured.Unstructured, k ResourceKind) []string {
 		if noRuntimeRE.MatchString(c.Reason + " " + c.Message) {
 			line = "no ServingRuntime supports the model format: " + line
 		}
-		if contains(k.ReadyConditions, c.Type) || c.Reason != "" || c.Message != "" {
+		if checks.Contains(k.ReadyConditions, c.Type) || c.Reason != "" || c.Message != "" {
 			out = append(out, line)
 		}
 	}
@@ -570,7 +571,7 @@ func podCauses(p *corev1.Pod) []string {
 			line := fmt.Sprintf("pod %s is %s, unschedulable: %s", p.Name, p.Status.Phase, c.Message)
 			var res []string
 			for _, m := range insufficientRE.FindAllStringSubmatch(c.Message, -1) {
-				if !contains(res, m[1]) {
+				if !checks.Contains(res, m[1]) {
 					res = append(res, m[1])
 				}
 			}

@@ -1,4 +1,4 @@
-package checks
+package operator
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/cluster"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -31,9 +32,9 @@ var warningEvents = cluster.Query{Resource: cluster.Events, FieldSelector: "type
 // custom resources in the last hour.
 type CRsEvents struct{}
 
-// Meta implements Check.
-func (CRsEvents) Meta() Meta {
-	return Meta{
+// Meta implements checks.Check.
+func (CRsEvents) Meta() checks.Meta {
+	return checks.Meta{
 		ID:          "crs-events",
 		Title:       "No recent Warning events on custom resources",
 		Requirement: "robust_controller",
@@ -50,22 +51,22 @@ type eventGroup struct {
 	last                    time.Time
 }
 
-// Run implements Check.
-func (CRsEvents) Run(ctx context.Context, env *Env) (Result, error) {
-	var r Result
+// Run implements checks.Check.
+func (CRsEvents) Run(ctx context.Context, env *checks.Env) (checks.Result, error) {
+	var r checks.Result
 	p := env.Profile
 	if len(p.Resources) == 0 {
-		r.finish(Skip, "profile %s names no custom resource kind to judge", p.Name)
+		r.Finish(checks.Skip, "profile %s names no custom resource kind to judge", p.Name)
 		return r, nil
 	}
-	crds, err := list[*apiextensionsv1.CustomResourceDefinition](ctx, env, cluster.Query{Resource: cluster.CRDs})
+	crds, err := checks.List[*apiextensionsv1.CustomResourceDefinition](ctx, env, cluster.Query{Resource: cluster.CRDs})
 	if err != nil {
 		return r, err
 	}
 	kinds := map[schema.GroupKind]bool{}
 	var names []string
 	for _, k := range p.Resources {
-		crd := findCRD(crds, k.CRD)
+		crd := checks.FindCRD(crds, k.CRD)
 		if crd == nil {
 			continue // crds-established and crs-reconciled say so
 		}
@@ -75,14 +76,14 @@ func (CRsEvents) Run(ctx context.Context, env *Env) (Result, error) {
 		}
 		kinds[gk] = true
 		names = append(names, gk.Kind)
-		r.evidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Events},
+		r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Events},
 			FieldSelector: warningEvents.FieldSelector + ",involvedObject.kind=" + gk.Kind}, "")
 	}
 	if len(kinds) == 0 {
-		r.finish(Skip, "none of the CRDs whose resources profile %s judges is installed", p.Name)
+		r.Finish(checks.Skip, "none of the CRDs whose resources profile %s judges is installed", p.Name)
 		return r, nil
 	}
-	events, err := list[*corev1.Event](ctx, env, warningEvents)
+	events, err := checks.List[*corev1.Event](ctx, env, warningEvents)
 	if err != nil {
 		return r, err
 	}
@@ -99,7 +100,7 @@ func (CRsEvents) Run(ctx context.Context, env *Env) (Result, error) {
 		if err != nil || !kinds[schema.GroupKind{Group: gv.Group, Kind: e.InvolvedObject.Kind}] {
 			continue
 		}
-		if _, ok := probeRun(nil, e.InvolvedObject.Namespace); ok {
+		if _, ok := checks.ProbeRun(nil, e.InvolvedObject.Namespace); ok {
 			continue // about a probe's canary, not the cluster's own resources
 		}
 		last := eventLastSeen(e)
@@ -124,10 +125,10 @@ func (CRsEvents) Run(ctx context.Context, env *Env) (Result, error) {
 	}
 	history := ""
 	if older > 0 {
-		history = fmt.Sprintf(" (%s older than an hour, not counted)", plural(older, "Warning event"))
+		history = fmt.Sprintf(" (%s older than an hour, not counted)", checks.Plural(older, "Warning event"))
 	}
 	if len(groups) == 0 {
-		r.finish(Pass, "no Warning event on %s in the last hour%s", strings.Join(names, ", "), history)
+		r.Finish(checks.Pass, "no Warning event on %s in the last hour%s", strings.Join(names, ", "), history)
 		return r, nil
 	}
 	found := make([]*eventGroup, 0, len(groups))
@@ -149,7 +150,7 @@ func (CRsEvents) Run(ctx context.Context, env *Env) (Result, error) {
 		total += g.count
 		objects[g.object] = true
 		r.Details = append(r.Details, fmt.Sprintf("%s: %s ×%d, last seen %s before judging: %s",
-			g.object, g.reason, g.count, age(max(now.Sub(g.last), 0)), shorten(g.message, maxEventMessage)))
+			g.object, g.reason, g.count, checks.Age(max(now.Sub(g.last), 0)), shorten(g.message, maxEventMessage)))
 	}
 	shown := r.Details
 	more := ""
@@ -157,7 +158,7 @@ func (CRsEvents) Run(ctx context.Context, env *Env) (Result, error) {
 		more = fmt.Sprintf("; and %d more", len(shown)-maxEventLines)
 		shown = shown[:maxEventLines]
 	}
-	r.finish(Warn, "%s on %s in the last hour%s: %s%s", plural(int(total), "Warning event"), plural(len(objects), "custom resource"),
+	r.Finish(checks.Warn, "%s on %s in the last hour%s: %s%s", checks.Plural(int(total), "Warning event"), checks.Plural(len(objects), "custom resource"),
 		history, strings.Join(shown, "; "), more)
 	return r, nil
 }

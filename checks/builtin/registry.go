@@ -1,0 +1,26 @@
+// Package builtin holds the list of aiconform's built-in checks, gathered
+// from the packages of the checklist's categories.
+package builtin
+
+import (
+	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/accelerators"
+	"github.com/aiconform/aiconform/checks/operator"
+)
+
+// Registry returns the built-in checks in report order. It is an explicit
+// list: adding a check is one line here, and nothing registers itself.
+func Registry() []checks.Check {
+	return []checks.Check{
+		operator.CRDsEstablished{},
+		operator.ControllerReady{},
+		operator.ControllerLease{},
+		operator.WebhooksServed{},
+		operator.CRsReconciled{},
+		operator.CRsEvents{},
+		operator.WebhooksAnswer{},
+		operator.CanaryReconciled{},
+		accelerators.GPUAllocatable{},
+		accelerators.GPUDevicePlugin{},
+	}
+}

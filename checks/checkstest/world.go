@@ -1,0 +1,439 @@
+package checkstest
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"math/big"
+	"testing"
+	"time"
+
+	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/cluster"
+	"github.com/stretchr/testify/require"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsfake "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/fake"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+)
+
+// JudgeAt is when verdicts on a fake cluster are judged (certificate expiry,
+// recent restarts).
+var JudgeAt = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+
+// A made-up operator, so that the tests depend on no shipped profile.
+const (
+	WidgetGroup = "demo.example.com"
+	WidgetLabel = "demo.example.com/widget"
+	WidgetCRD   = "widgets.demo.example.com"
+)
+
+// WidgetsGVR is the widget operator's custom resource.
+var WidgetsGVR = schema.GroupVersionResource{Group: WidgetGroup, Version: "v1", Resource: "widgets"}
+
+// ClusterPoliciesGVR is the NVIDIA GPU Operator's ClusterPolicy.
+var ClusterPoliciesGVR = schema.GroupVersionResource{Group: "nvidia.com", Version: "v1", Resource: "clusterpolicies"}
+
+// WidgetProfileYAML is the widget operator's profile.
+const WidgetProfileYAML = `name: widgets
+title: Widget Operator
+groups: [demo.example.com]
+crds: [widgets.demo.example.com]
+controller:
+  namespace: demo-system
+  deployment: widget-controller
+  selector: app=widget-controller
+  lease: widget-controller-leader
+webhooks: [widget-webhook]
+requiredWebhooks: [validate.widgets.demo.example.com]
+resources:
+  - crd: widgets.demo.example.com
+    readyConditions: [Ready]
+    childLabel: demo.example.com/widget
+    children: [Deployment, Service]
+`
+
+// WidgetProfile is WidgetProfileYAML parsed.
+func WidgetProfile(t testing.TB) *checks.Profile {
+	t.Helper()
+	ps, err := checks.ParseProfiles("widgets.yaml", []byte(WidgetProfileYAML))
+	require.NoError(t, err)
+	require.Len(t, ps, 1)
+	return ps[0]
+}
+
+// World is a small healthy cluster running the widget operator, one
+// reconciled Widget and one GPU node. Tests break one thing and look.
+type World struct {
+	CRDs          []*apiextensionsv1.CustomResourceDefinition
+	Controller    *appsv1.Deployment
+	ControllerPod *corev1.Pod
+	VWCs          []*admissionregistrationv1.ValidatingWebhookConfiguration
+	MWCs          []*admissionregistrationv1.MutatingWebhookConfiguration
+	Slice         *discoveryv1.EndpointSlice
+	Widgets       []*unstructured.Unstructured
+	ChildDeploy   *appsv1.Deployment
+	ChildRS       *appsv1.ReplicaSet
+	ChildPod      *corev1.Pod
+	ChildService  *corev1.Service
+	Nodes         []*corev1.Node
+	// pods are other pods: workloads on the GPU node.
+	Pods []*corev1.Pod
+	// lease is the controller's leader-election Lease, held by its pod.
+	Lease *coordinationv1.Lease
+	// devicePlugin runs pluginPod on the GPU node.
+	DevicePlugin *appsv1.DaemonSet
+	PluginPod    *corev1.Pod
+	// extraDaemonSets are other DaemonSets (their pods go in pods).
+	ExtraDaemonSets []*appsv1.DaemonSet
+	Events          []*corev1.Event
+	// clusterPolicies are the GPU Operator's, served when its CRD is in
+	// crds.
+	ClusterPolicies []*unstructured.Unstructured
+}
+
+// NewWorld is the healthy world, which tests then change.
+func NewWorld(t testing.TB) *World {
+	t.Helper()
+	w := &World{
+		CRDs:          []*apiextensionsv1.CustomResourceDefinition{EstablishedCRD("widgets", "Widget")},
+		Controller:    AvailableDeployment("demo-system", "widget-controller", map[string]string{"app": "widget-controller"}, "demo/widget-controller:v1.2.3"),
+		ControllerPod: ReadyPod("demo-system", "widget-controller-7c9d-abcde", map[string]string{"app": "widget-controller"}, "cpu-node-1"),
+		VWCs: []*admissionregistrationv1.ValidatingWebhookConfiguration{{
+			ObjectMeta: metav1.ObjectMeta{Name: "widget-webhook"},
+			Webhooks:   []admissionregistrationv1.ValidatingWebhook{ServiceWebhook("validate.widgets.demo.example.com", CAPEM(t, "widget-ca", JudgeAt.AddDate(1, 0, 0)))},
+		}},
+		Slice: &discoveryv1.EndpointSlice{
+			ObjectMeta:  metav1.ObjectMeta{Namespace: "demo-system", Name: "widget-webhook-x7k2p", Labels: map[string]string{discoveryv1.LabelServiceName: "widget-webhook"}},
+			AddressType: discoveryv1.AddressTypeIPv4,
+			Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"10.244.1.7"}, Conditions: discoveryv1.EndpointConditions{Ready: Ptr(true)}}},
+		},
+		Nodes: []*corev1.Node{
+			Node("cpu-node-1", corev1.ConditionTrue, nil),
+			Node("gpu-node-1", corev1.ConditionTrue, corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("8")}),
+		},
+	}
+
+	widget := &unstructured.Unstructured{}
+	widget.SetAPIVersion(WidgetGroup + "/v1")
+	widget.SetKind("Widget")
+	widget.SetNamespace("apps")
+	widget.SetName("w1")
+	widget.SetUID("uid-w1")
+	widget.SetGeneration(2)
+	require.NoError(t, unstructured.SetNestedField(widget.Object, int64(2), "status", "observedGeneration"))
+	require.NoError(t, unstructured.SetNestedSlice(widget.Object, []any{
+		map[string]any{"type": "Ready", "status": "True"},
+	}, "status", "conditions"))
+	w.Widgets = []*unstructured.Unstructured{widget}
+
+	children := map[string]string{WidgetLabel: "w1"}
+	w.ChildDeploy = AvailableDeployment("apps", "w1-server", children, "demo/server:v1")
+	w.ChildDeploy.UID = "uid-w1-deploy"
+	w.ChildDeploy.OwnerReferences = Owner("Widget", "w1", "uid-w1")
+	w.ChildRS = &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "w1-server-5f6", UID: "uid-w1-rs",
+		Labels: children, OwnerReferences: Owner("Deployment", "w1-server", "uid-w1-deploy")}}
+	w.ChildPod = ReadyPod("apps", "w1-server-5f6-xyz12", children, "cpu-node-1")
+	w.ChildPod.OwnerReferences = Owner("ReplicaSet", "w1-server-5f6", "uid-w1-rs")
+	w.ChildService = &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "w1", Labels: children,
+		OwnerReferences: Owner("Widget", "w1", "uid-w1")}}
+
+	// On the GPU node: a pod asking 1 GPU and limiting another container to
+	// 2 (so requesting 2), with an init container asking 4: 4 count. A
+	// finished pod's 8 do not.
+	train := ReadyPod("ml", "train-0", nil, "gpu-node-1")
+	train.Spec.Containers = []corev1.Container{
+		{Name: "a", Resources: corev1.ResourceRequirements{Requests: GPUs("1")}},
+		{Name: "b", Resources: corev1.ResourceRequirements{Limits: GPUs("2")}},
+	}
+	train.Spec.InitContainers = []corev1.Container{{Name: "init", Resources: corev1.ResourceRequirements{Requests: GPUs("4")}}}
+	done := ReadyPod("ml", "done-0", nil, "gpu-node-1")
+	done.Status.Phase = corev1.PodSucceeded
+	done.Spec.Containers = []corev1.Container{{Name: "a", Resources: corev1.ResourceRequirements{Requests: GPUs("8")}}}
+	elsewhere := ReadyPod("ml", "cpu-0", nil, "cpu-node-1")
+	elsewhere.Spec.Containers = []corev1.Container{{Name: "a", Resources: corev1.ResourceRequirements{Requests: GPUs("3")}}}
+	w.Pods = []*corev1.Pod{train, done, elsewhere}
+
+	w.Lease = &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "demo-system", Name: "widget-controller-leader"},
+		Spec: coordinationv1.LeaseSpec{
+			HolderIdentity:       Ptr("widget-controller-7c9d-abcde_6c1f0a9e-2b4d-4e8f-9a7c-5d3e1b2f4a60"),
+			LeaseDurationSeconds: Ptr[int32](15),
+			RenewTime:            Ptr(metav1.NewMicroTime(JudgeAt.Add(-4 * time.Second))),
+		},
+	}
+	pluginLabels := map[string]string{"name": "nvidia-device-plugin-ds"}
+	w.DevicePlugin = &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "nvidia-device-plugin-daemonset", UID: "uid-nvdp"},
+		Spec: appsv1.DaemonSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: pluginLabels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: pluginLabels}},
+		},
+		Status: appsv1.DaemonSetStatus{DesiredNumberScheduled: 1, CurrentNumberScheduled: 1, NumberReady: 1, NumberAvailable: 1},
+	}
+	w.PluginPod = ReadyPod("kube-system", "nvidia-device-plugin-daemonset-k7x2p", pluginLabels, "gpu-node-1")
+	w.PluginPod.OwnerReferences = Owner("DaemonSet", "nvidia-device-plugin-daemonset", "uid-nvdp")
+	return w
+}
+
+// FakeCluster is a world served by client-go's fakes, and the fakes
+// themselves, to add reactors to.
+type FakeCluster struct {
+	Kube *kubefake.Clientset
+	Ext  *apiextensionsfake.Clientset
+	Dyn  *dynamicfake.FakeDynamicClient
+}
+
+// Serve serves the world with client-go's fakes.
+func (w *World) Serve() *FakeCluster {
+	var kube []runtime.Object
+	add := func(o runtime.Object, ok bool) {
+		if ok {
+			kube = append(kube, o)
+		}
+	}
+	add(w.Controller, w.Controller != nil)
+	add(w.ControllerPod, w.ControllerPod != nil)
+	add(w.Slice, w.Slice != nil)
+	add(w.ChildDeploy, w.ChildDeploy != nil)
+	add(w.ChildRS, w.ChildRS != nil)
+	add(w.ChildPod, w.ChildPod != nil)
+	add(w.ChildService, w.ChildService != nil)
+	add(w.Lease, w.Lease != nil)
+	add(w.DevicePlugin, w.DevicePlugin != nil)
+	add(w.PluginPod, w.PluginPod != nil)
+	for _, o := range w.Events {
+		kube = append(kube, o)
+	}
+	for _, o := range w.ExtraDaemonSets {
+		kube = append(kube, o)
+	}
+	for _, o := range w.VWCs {
+		kube = append(kube, o)
+	}
+	for _, o := range w.MWCs {
+		kube = append(kube, o)
+	}
+	for _, o := range w.Nodes {
+		kube = append(kube, o)
+	}
+	for _, o := range w.Pods {
+		kube = append(kube, o)
+	}
+	var ext []runtime.Object
+	for _, o := range w.CRDs {
+		ext = append(ext, o)
+	}
+	var dyn []runtime.Object
+	for _, o := range w.Widgets {
+		dyn = append(dyn, o)
+	}
+	for _, o := range w.ClusterPolicies {
+		dyn = append(dyn, o)
+	}
+	f := &FakeCluster{
+		Kube: kubefake.NewClientset(kube...),
+		Ext:  apiextensionsfake.NewClientset(ext...),
+		Dyn: dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+			map[schema.GroupVersionResource]string{WidgetsGVR: "WidgetList", ClusterPoliciesGVR: "ClusterPolicyList"}, dyn...),
+	}
+	// The fake clientset ignores field selectors; the API server does
+	// not, and the GPU check reads pods per node with one.
+	f.Kube.PrependReactor("list", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		sel := a.(k8stesting.ListAction).GetListRestrictions().Fields
+		if sel == nil || sel.Empty() {
+			return false, nil, nil
+		}
+		obj, err := f.Kube.Tracker().List(corev1.SchemeGroupVersion.WithResource("pods"), corev1.SchemeGroupVersion.WithKind("Pod"), a.GetNamespace())
+		if err != nil {
+			return true, nil, err
+		}
+		list := obj.(*corev1.PodList)
+		var kept []corev1.Pod
+		for _, p := range list.Items {
+			if sel.Matches(fields.Set{"spec.nodeName": p.Spec.NodeName, "metadata.namespace": p.Namespace, "metadata.name": p.Name}) {
+				kept = append(kept, p)
+			}
+		}
+		list.Items = kept
+		return true, list, nil
+	})
+	return f
+}
+
+// Cache is a run's view of the fake cluster. The fakes cannot render
+// Tables, so evidence steps say so; verdicts do not depend on them.
+func (f *FakeCluster) Cache() *cluster.Cache {
+	return cluster.NewCache(&cluster.Live{Kube: f.Kube, APIExtensions: f.Ext, Dynamic: f.Dyn, Now: FixedNow})
+}
+
+// Run runs every check of registry against the fake cluster.
+func (f *FakeCluster) Run(registry []checks.Check, profiles []*checks.Profile) checks.Outcome {
+	return checks.Run(context.Background(), f.Cache(), profiles, registry,
+		checks.RunOptions{Concurrency: 4, Timeout: time.Minute, JudgeAt: func() time.Time { return JudgeAt }}, FixedNow)
+}
+
+// EstablishedCRD is a CRD of the widget group the API server serves.
+func EstablishedCRD(plural, kind string) *apiextensionsv1.CustomResourceDefinition {
+	return &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: plural + "." + WidgetGroup},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: WidgetGroup,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: plural, Kind: kind, ListKind: kind + "List"},
+			Scope: apiextensionsv1.NamespaceScoped,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{
+				{Name: "v1alpha1", Served: true},
+				{Name: "v1", Served: true, Storage: true},
+			},
+		},
+		Status: apiextensionsv1.CustomResourceDefinitionStatus{Conditions: []apiextensionsv1.CustomResourceDefinitionCondition{
+			{Type: apiextensionsv1.NamesAccepted, Status: apiextensionsv1.ConditionTrue, Reason: "NoConflicts"},
+			{Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionTrue, Reason: "InitialNamesAccepted"},
+		}},
+	}
+}
+
+// AvailableDeployment is a Deployment whose one replica is available.
+func AvailableDeployment(ns, name string, labels map[string]string, image string) *appsv1.Deployment {
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+		Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "manager", Image: image}},
+		}}},
+		Status: appsv1.DeploymentStatus{Replicas: 1, ReadyReplicas: 1, AvailableReplicas: 1, Conditions: []appsv1.DeploymentCondition{
+			{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable"},
+		}},
+	}
+}
+
+// ReadyPod is a Running and Ready pod of one container on nodeName.
+func ReadyPod(ns, name string, labels map[string]string, nodeName string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+		Spec:       corev1.PodSpec{NodeName: nodeName, Containers: []corev1.Container{{Name: "manager"}}},
+		Status: corev1.PodStatus{
+			Phase: corev1.PodRunning,
+			Conditions: []corev1.PodCondition{
+				{Type: corev1.ContainersReady, Status: corev1.ConditionTrue},
+				{Type: corev1.PodReady, Status: corev1.ConditionTrue},
+			},
+			ContainerStatuses: []corev1.ContainerStatus{{Name: "manager", Ready: true,
+				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}},
+		},
+	}
+}
+
+// Node is a node of 16 CPUs with the given Ready status and extended
+// resources (accelerators), all of them allocatable.
+func Node(name string, ready corev1.ConditionStatus, accelerators corev1.ResourceList) *corev1.Node {
+	capacity := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("16"), corev1.ResourcePods: resource.MustParse("110")}
+	for k, v := range accelerators {
+		capacity[k] = v
+	}
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Status: corev1.NodeStatus{
+			Capacity:    capacity,
+			Allocatable: capacity.DeepCopy(),
+			Conditions:  []corev1.NodeCondition{{Type: corev1.NodeReady, Status: ready, Reason: "KubeletReady"}},
+		},
+	}
+}
+
+// ServiceWebhook is a validating webhook on widgets served by the
+// widget-webhook Service.
+func ServiceWebhook(name string, caBundle []byte) admissionregistrationv1.ValidatingWebhook {
+	return admissionregistrationv1.ValidatingWebhook{
+		Name: name,
+		ClientConfig: admissionregistrationv1.WebhookClientConfig{
+			Service:  &admissionregistrationv1.ServiceReference{Namespace: "demo-system", Name: "widget-webhook", Path: Ptr("/validate")},
+			CABundle: caBundle,
+		},
+		Rules: []admissionregistrationv1.RuleWithOperations{{
+			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+			Rule:       admissionregistrationv1.Rule{APIGroups: []string{WidgetGroup}, APIVersions: []string{"v1"}, Resources: []string{"widgets"}},
+		}},
+	}
+}
+
+// Owner is a controller owner reference.
+func Owner(kind, name string, uid types.UID) []metav1.OwnerReference {
+	return []metav1.OwnerReference{{Kind: kind, Name: name, UID: uid, Controller: Ptr(true)}}
+}
+
+// GPUs is n NVIDIA GPUs, for requests, limits and capacity.
+func GPUs(n string) corev1.ResourceList {
+	return corev1.ResourceList{"nvidia.com/gpu": resource.MustParse(n)}
+}
+
+// Ptr points to a copy of v.
+func Ptr[T any](v T) *T { return &v }
+
+// CAPEM is a self-signed CA certificate valid until notAfter.
+func CAPEM(t testing.TB, cn string, notAfter time.Time) []byte {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: cn},
+		NotBefore:             notAfter.AddDate(-2, 0, 0),
+		NotAfter:              notAfter,
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageCertSign,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}
+
+// RunWorld runs every check of registry on the healthy world after tweak,
+// with the widget profile.
+func RunWorld(t testing.TB, registry []checks.Check, tweak func(w *World)) checks.Outcome {
+	t.Helper()
+	w := NewWorld(t)
+	if tweak != nil {
+		tweak(w)
+	}
+	return w.Serve().Run(registry, []*checks.Profile{WidgetProfile(t)})
+}
+
+// AbsentProfile is an operator the fake cluster does not run.
+func AbsentProfile(t testing.TB) *checks.Profile {
+	t.Helper()
+	ps, err := checks.ParseProfiles("absent.yaml", []byte(`name: absent
+title: Absent Operator
+groups: [absent.example.com]
+controller: {namespace: absent, selector: app=absent}
+`))
+	require.NoError(t, err)
+	return ps[0]
+}
+
+// Forbidden makes the fake refuse a verb on a resource, as RBAC does.
+func Forbidden(group, res string) k8stesting.ReactionFunc {
+	return func(a k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: group, Resource: res}, "",
+			errors.New(`User "auditor" cannot `+a.GetVerb()+` resource "`+res+`"`))
+	}
+}
