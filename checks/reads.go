@@ -159,6 +159,20 @@ func isInitStatus(p *corev1.Pod, name string) bool {
 	return false
 }
 
+// CustomResource resolves a kind, named by its CRD (plural.group), against
+// the CRDs the cluster serves: its resource at the newest served version.
+func CustomResource(ctx context.Context, env *Env, crdName string) (cluster.Resource, error) {
+	crds, err := List[*apiextensionsv1.CustomResourceDefinition](ctx, env, cluster.Query{Resource: cluster.CRDs})
+	if err != nil {
+		return cluster.Resource{}, err
+	}
+	crd := FindCRD(crds, crdName)
+	if crd == nil {
+		return cluster.Resource{}, fmt.Errorf("%s: the cluster serves no such CRD", crdName)
+	}
+	return CRDResource(crd), nil
+}
+
 // FindCRD is the CRD called name (plural.group) among crds, or nil.
 func FindCRD(crds []*apiextensionsv1.CustomResourceDefinition, name string) *apiextensionsv1.CustomResourceDefinition {
 	for _, c := range crds {

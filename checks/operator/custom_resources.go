@@ -281,15 +281,11 @@ func readFamily(ctx context.Context, env *checks.Env, k checks.ResourceKind, nam
 // customResource resolves a custom child kind, named by its CRD, against
 // the CRDs the cluster serves.
 func customResource(ctx context.Context, env *checks.Env, crdName string) (cluster.Resource, error) {
-	crds, err := checks.List[*apiextensionsv1.CustomResourceDefinition](ctx, env, cluster.Query{Resource: cluster.CRDs})
+	res, err := checks.CustomResource(ctx, env, crdName)
 	if err != nil {
-		return cluster.Resource{}, err
+		return res, fmt.Errorf("child kind %w", err)
 	}
-	crd := checks.FindCRD(crds, crdName)
-	if crd == nil {
-		return cluster.Resource{}, fmt.Errorf("child kind %s: the cluster serves no such CRD", crdName)
-	}
-	return checks.CRDResource(crd), nil
+	return res, nil
 }
 
 // descendants are what one resource owns, directly or through one another.

@@ -106,7 +106,7 @@ func (CanaryReconciled) Run(ctx context.Context, env *checks.Env) (checks.Result
 		return r, nil
 	}
 
-	w := &canaryWatch{env: env, k: k, name: canary.GetName(), t0: t0, children: map[string]bool{}, kinds: map[string]bool{}}
+	w := &canaryWatch{env: env, k: k, name: canary.GetName(), timeline: probe.Timeline{T0: t0}, children: map[string]bool{}, kinds: map[string]bool{}}
 	w.want, w.anyOf = k.ReadyConditions, k.AnyCondition
 	if len(p.Probe.ReadyConditions) > 0 {
 		w.want, w.anyOf = p.Probe.ReadyConditions, false
@@ -145,7 +145,7 @@ func (CanaryReconciled) Run(ctx context.Context, env *checks.Env) (checks.Result
 	if len(w.failed) > 0 {
 		r.Table = w.table()
 		r.Details = w.diagnose(ctx, fresh, ns, r.AddEvidence)
-		r.Finish(checks.Fail, "the canary %s failed %s after creation: %s", canary.GetKind(), seconds(w.failedAt.Sub(t0)), r.Details[0])
+		r.Finish(checks.Fail, "the canary %s failed %s after creation: %s", canary.GetKind(), probe.Seconds(w.failedAt.Sub(t0)), r.Details[0])
 		return r, nil
 	}
 	if !ready {
@@ -202,11 +202,11 @@ func (CanaryReconciled) Run(ctx context.Context, env *checks.Env) (checks.Result
 	r.AddEvidence(ctx, after, childrenGet(*k, cr), "what is left of the canary's children")
 	if !collected {
 		r.Finish(checks.Fail, "the canary was Ready in %s, but %s of its children were still there %s after it was deleted: %s",
-			seconds(w.readyAt.Sub(t0)), checks.Plural(len(w.children), "object"), s.Timeout, strings.Join(checks.SortedKeys(w.children), ", "))
+			probe.Seconds(w.readyAt.Sub(t0)), checks.Plural(len(w.children), "object"), s.Timeout, strings.Join(checks.SortedKeys(w.children), ", "))
 		return r, nil
 	}
 	r.Finish(checks.Pass, "the canary %s was Ready %s after creation, owning its %s; deleted, its children were collected in %s",
-		canary.GetKind(), seconds(w.readyAt.Sub(t0)), strings.Join(w.kindList(), ", "), seconds(w.collectedAt.Sub(w.deletedAt)))
+		canary.GetKind(), probe.Seconds(w.readyAt.Sub(t0)), strings.Join(w.kindList(), ", "), probe.Seconds(w.collectedAt.Sub(w.deletedAt)))
 	return r, nil
 }
 
@@ -223,7 +223,7 @@ func (w *canaryWatch) childless(ctx context.Context, r checks.Result, gone bool,
 		if len(w.heldBy) > 0 {
 			why = "the controller did not remove its finalizers " + strings.Join(w.heldBy, ", ")
 		}
-		r.Finish(checks.Fail, "the canary was Ready in %s, but was still there %s after it was deleted: %s", seconds(w.readyAt.Sub(w.t0)), s.Timeout, why)
+		r.Finish(checks.Fail, "the canary was Ready in %s, but was still there %s after it was deleted: %s", probe.Seconds(w.readyAt.Sub(w.timeline.T0)), s.Timeout, why)
 		return r, nil
 	}
 	released := ""
@@ -231,7 +231,7 @@ func (w *canaryWatch) childless(ctx context.Context, r checks.Result, gone bool,
 		released = ", once the controller had removed its finalizers " + strings.Join(w.heldBy, ", ")
 	}
 	r.Finish(checks.Pass, "the canary %s was Ready %s after creation; deleted, it was gone %s later%s",
-		kind, seconds(w.readyAt.Sub(w.t0)), seconds(w.collectedAt.Sub(w.deletedAt)), released)
+		kind, probe.Seconds(w.readyAt.Sub(w.timeline.T0)), probe.Seconds(w.collectedAt.Sub(w.deletedAt)), released)
 	return r, nil
 }
 
@@ -240,7 +240,6 @@ type canaryWatch struct {
 	env  *checks.Env
 	k    *checks.ResourceKind
 	name string
-	t0   time.Time
 	// want are the conditions the canary must reach, one of them with anyOf.
 	want  []string
 	anyOf bool
@@ -261,7 +260,7 @@ type canaryWatch struct {
 	kinds    map[string]bool
 
 	readyAt, deletedAt, collectedAt time.Time
-	steps                           [][]string
+	timeline                        probe.Timeline
 }
 
 type taggedEvent struct {
@@ -441,11 +440,11 @@ func (w *canaryWatch) add(format string, args ...any) {
 }
 
 func (w *canaryWatch) addAt(at time.Time, format string, args ...any) {
-	w.steps = append(w.steps, []string{fmt.Sprintf(format, args...), at.UTC().Format("15:04:05.000"), "+" + seconds(at.Sub(w.t0))})
+	w.timeline.Add(at, format, args...)
 }
 
 func (w *canaryWatch) table() *checks.Table {
-	return &checks.Table{Header: []string{"EVENT", "AT (UTC)", "SINCE CREATED"}, Rows: w.steps}
+	return &checks.Table{Header: []string{"EVENT", "AT (UTC)", "SINCE CREATED"}, Rows: w.timeline.Rows}
 }
 
 // ownedByName is true when one of u's owners is called name.
@@ -479,7 +478,7 @@ func conditionsMet(cr *unstructured.Unstructured, want []string, anyOf bool) boo
 // showing the reads as evidence.
 func (w *canaryWatch) diagnose(ctx context.Context, env *checks.Env, ns string, show func(context.Context, *checks.Env, cluster.Get, string)) []string {
 	var causes []string
-	waited := seconds(w.env.Now().Sub(w.t0))
+	waited := probe.Seconds(w.env.Now().Sub(w.timeline.T0))
 	if !w.statusSeen {
 		causes = append(causes, fmt.Sprintf("the controller wrote no status in %s: it is not reconciling (is it running and holding its lease? see controller-ready and controller-lease)", waited))
 	}
@@ -620,9 +619,4 @@ func diagnoseCreate(err error) []string {
 		return []string{"a webhook denied the canary: " + msg}
 	}
 	return []string{msg}
-}
-
-// seconds prints a duration to the tenth of a second.
-func seconds(d time.Duration) string {
-	return fmt.Sprintf("%.1f s", d.Seconds())
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/cluster"
+	"github.com/aiconform/aiconform/probe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -159,7 +160,7 @@ func (c *fakeClock) now() time.Time { c.t = c.t.Add(100 * time.Millisecond); ret
 func TestCanaryTimeline(t *testing.T) {
 	clock := &fakeClock{t: time.Date(2027, 1, 2, 3, 4, 5, 0, time.UTC)}
 	k := &checks.ResourceKind{CRD: "widgets.demo.example.com", ReadyConditions: []string{"Ready"}, ChildLabel: "demo/widget", Children: []string{"Deployment", "Service"}}
-	w := &canaryWatch{env: &checks.Env{Now: clock.now}, k: k, name: "w", t0: clock.t, children: map[string]bool{}, kinds: map[string]bool{}, want: k.ReadyConditions}
+	w := &canaryWatch{env: &checks.Env{Now: clock.now}, k: k, name: "w", timeline: probe.Timeline{T0: clock.t}, children: map[string]bool{}, kinds: map[string]bool{}, want: k.ReadyConditions}
 	obj := func(name string, status map[string]any) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{Object: map[string]any{}}
 		u.SetName(name)
@@ -238,7 +239,7 @@ func TestCanaryJobTimeline(t *testing.T) {
 	k := &trainJobKind
 	jobSets := cluster.Resource{Kind: "JobSet"}
 	newWatch := func() *canaryWatch {
-		return &canaryWatch{env: &checks.Env{Now: clock.now}, k: k, name: "c", t0: clock.t, children: map[string]bool{}, kinds: map[string]bool{},
+		return &canaryWatch{env: &checks.Env{Now: clock.now}, k: k, name: "c", timeline: probe.Timeline{T0: clock.t}, children: map[string]bool{}, kinds: map[string]bool{},
 			want: []string{"Complete"}, custom: map[string]cluster.Resource{"jobsets.jobset.x-k8s.io": jobSets}}
 	}
 	obj := func(name, owner string, conds ...map[string]any) *unstructured.Unstructured {
@@ -271,7 +272,7 @@ func TestCanaryJobTimeline(t *testing.T) {
 	assert.Empty(t, w.failed)
 	assert.Equal(t, []string{"JobSet/c", "Job/c-node-0", "Pod/c-node-0-0-x"}, sortedByKind(w.children), "another TrainJob's JobSet is not the canary's")
 	var steps []string
-	for _, s := range w.steps {
+	for _, s := range w.timeline.Rows {
 		steps = append(steps, s[0])
 	}
 	assert.Equal(t, []string{"first child: JobSet/c", "every child kind present: JobSet, Job, Pod", "status first written", "Ready (Complete)"}, steps)
@@ -288,7 +289,7 @@ func TestCanaryJobTimeline(t *testing.T) {
 func TestCanaryQueueTimeline(t *testing.T) {
 	clock := &fakeClock{t: time.Date(2027, 1, 2, 3, 4, 5, 0, time.UTC)}
 	k := &checks.ResourceKind{CRD: "clusterqueues.kueue.x-k8s.io", ReadyConditions: []string{"Active"}}
-	w := &canaryWatch{env: &checks.Env{Now: clock.now}, k: k, name: "q", t0: clock.t, children: map[string]bool{}, kinds: map[string]bool{}, want: k.ReadyConditions}
+	w := &canaryWatch{env: &checks.Env{Now: clock.now}, k: k, name: "q", timeline: probe.Timeline{T0: clock.t}, children: map[string]bool{}, kinds: map[string]bool{}, want: k.ReadyConditions}
 	assert.Empty(t, w.childKinds(), "no pods are watched for a queue")
 	q := func(active string, deleting bool) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{Object: map[string]any{}}
@@ -314,7 +315,7 @@ func TestCanaryQueueTimeline(t *testing.T) {
 	w.apply(taggedEvent{"", watch.Event{Type: watch.Deleted, Object: q("True", true)}})
 	assert.False(t, w.collectedAt.IsZero(), "gone once the controller released it")
 	var steps []string
-	for _, s := range w.steps {
+	for _, s := range w.timeline.Rows {
 		steps = append(steps, s[0])
 	}
 	assert.Equal(t, []string{"status first written", "Ready (Active)", "deletion waits on finalizers kueue.x-k8s.io/resource-in-use", "q gone"}, steps)
