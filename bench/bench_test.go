@@ -40,14 +40,14 @@ func assertHealthy(t *testing.T, r Run) {
 		case res.Check.Probe:
 			// Probes write to the cluster; a benchmark run never does.
 			assert.Equal(t, checks.Skip, res.Status, "%s %s: %s", res.Check.ID, res.Operator, res.Reason)
-		case res.Operator == "kserve" || res.Operator == "kuberay" || res.Operator == "":
+		case res.Operator == "kserve" || res.Operator == "kuberay" || res.Operator == "kueue" || res.Operator == "":
 			assert.Equal(t, checks.Pass, res.Status, "%s %s: %s", res.Check.ID, res.Operator, res.Reason)
 			seen[res.Check.ID+"/"+res.Operator] = true
 		case res.Operator != "":
 			assert.Equal(t, checks.Skip, res.Status, "%s %s: %s", res.Check.ID, res.Operator, res.Reason)
 		}
 	}
-	assert.Len(t, seen, 14, "six read-only checks for each of two operators, gpu-allocatable and gpu-device-plugin: %v", seen)
+	assert.Len(t, seen, 22, "six read-only checks for each of three operators, Kueue's two gang checks, gpu-allocatable and gpu-device-plugin: %v", seen)
 	for _, v := range r.Verdicts {
 		assert.Equal(t, checks.Implemented, v.Status, "%s: %s", v.Requirement.ID, v.Conclusion)
 	}
@@ -57,7 +57,7 @@ func assertHealthy(t *testing.T, r Run) {
 func TestCheckAllReadsEachQueryOnce(t *testing.T) {
 	objs := production(t)
 	require.Len(t, objs.Nodes, 2000)
-	require.Len(t, objs.Pods, 50000+5, "the bulk and the operators' five pods")
+	require.Len(t, objs.Pods, 50000+8, "the bulk and the operators' eight pods")
 	names := map[string]bool{}
 	for _, p := range objs.Pods {
 		key := p.Namespace + "/" + p.Name

@@ -21,17 +21,18 @@ import (
 	"github.com/aiconform/aiconform/fixtures/scenarios"
 )
 
-// Operators are KServe and KubeRay installed and healthy, as the "demo"
-// scenario of fixtures/scenarios writes them: CRDs (names, versions, scope
+// Operators are KServe, KubeRay and Kueue installed and healthy, as the
+// "demo" scenario of fixtures/scenarios writes them: CRDs (names, versions, scope
 // and conditions; no schema), controller Deployments with their pods,
 // webhook configurations with a real CA bundle, the webhook Services'
 // EndpointSlices, and an InferenceService and a RayCluster reconciled into
-// their children. The controllers, the predictor and the Ray head run on
+// their children, and Kueue's queues with a gang of two pods admitted
+// whole. The controllers, the predictor, the Ray head and the gang run on
 // cpuNode, the Ray worker (one GPU) on gpuNode.
 func Operators(now time.Time, cpuNode, gpuNode *corev1.Node) (*Objects, error) {
 	o := &Objects{}
 	g := &gen{now: now}
-	for _, ns := range []string{"kserve", "ray-system", "models", "ray"} {
+	for _, ns := range []string{"kserve", "ray-system", "models", "ray", "kueue-system", "training"} {
 		o.Namespaces = append(o.Namespaces, &corev1.Namespace{
 			ObjectMeta: metav1.ObjectMeta{Name: ns, UID: uid("Namespace", "", ns), Labels: map[string]string{"kubernetes.io/metadata.name": ns},
 				CreationTimestamp: g.ago(200 * 24 * time.Hour)},
@@ -56,6 +57,10 @@ func Operators(now time.Time, cpuNode, gpuNode *corev1.Node) (*Objects, error) {
 		{"ray.io", "rayclusters", "RayCluster", apiextensionsv1.NamespaceScoped, []string{"v1", "v1alpha1"}},
 		{"ray.io", "rayjobs", "RayJob", apiextensionsv1.NamespaceScoped, []string{"v1", "v1alpha1"}},
 		{"ray.io", "rayservices", "RayService", apiextensionsv1.NamespaceScoped, []string{"v1", "v1alpha1"}},
+		{"kueue.x-k8s.io", "clusterqueues", "ClusterQueue", apiextensionsv1.ClusterScoped, []string{"v1beta2", "v1beta1"}},
+		{"kueue.x-k8s.io", "localqueues", "LocalQueue", apiextensionsv1.NamespaceScoped, []string{"v1beta2", "v1beta1"}},
+		{"kueue.x-k8s.io", "resourceflavors", "ResourceFlavor", apiextensionsv1.ClusterScoped, []string{"v1beta2", "v1beta1"}},
+		{"kueue.x-k8s.io", "workloads", "Workload", apiextensionsv1.NamespaceScoped, []string{"v1beta2", "v1beta1"}},
 	} {
 		o.CRDs = append(o.CRDs, crd(c.group, c.plural, c.kind, c.scope, installed, c.versions...))
 	}
@@ -148,11 +153,50 @@ func Operators(now time.Time, cpuNode, gpuNode *corev1.Node) (*Objects, error) {
 	headSvc.OwnerReferences = []metav1.OwnerReference{rcOwner}
 	o.Services = append(o.Services, headSvc)
 
+	o.kueue(g, cpuNode)
 	if err := o.webhooks(g); err != nil {
 		return nil, err
 	}
 	o.sort()
 	return o, nil
+}
+
+// kueue is Kueue's controller, its queues, and Job training/gang-train of
+// two pods that Kueue admitted whole: its Workload Admitted, both pods
+// Running on node.
+func (o *Objects) kueue(g *gen, node *corev1.Node) {
+	labels := map[string]string{"app.kubernetes.io/name": "kueue", "control-plane": "controller-manager"}
+	kueue := g.operatorWorkload("kueue-system", "kueue-controller-manager", labels, nil, node,
+		opContainer("manager", "registry.k8s.io/kueue/kueue:v0.17.0", 0))
+	o.addWorkload(kueue)
+	o.addService(g.service("kueue-system", "kueue-webhook-service", nil, map[string]string{"control-plane": "controller-manager"}, 443), 9443, kueue.pods...)
+	o.Leases = append(o.Leases, g.lease("kueue-system", "c1f6bfd2.kueue.x-k8s.io", kueue.pods[0].Name))
+	gvr := func(resource string) schema.GroupVersionResource {
+		return schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: resource}
+	}
+	active := map[string]any{"conditions": []any{g.cond("Active", "True", "Ready")}}
+	job := "gang-train"
+	jobUID := uid("Job", "training", job)
+	wl := g.custom("kueue.x-k8s.io/v1beta2", "Workload", "training", "job-"+job+"-"+suffix(job), map[string]any{
+		"queueName": "user-queue",
+		"podSets":   []any{map[string]any{"name": "main", "count": int64(2)}},
+	}, map[string]any{
+		"admission":  map[string]any{"clusterQueue": "cluster-queue"},
+		"conditions": []any{g.cond("QuotaReserved", "True", "QuotaReserved"), g.cond("Admitted", "True", "Admitted")},
+	})
+	wl.SetOwnerReferences([]metav1.OwnerReference{controllerRef("batch/v1", "Job", job, jobUID)})
+	o.CustomResources = append(o.CustomResources,
+		CustomResource{GVR: gvr("clusterqueues"), Object: g.custom("kueue.x-k8s.io/v1beta2", "ClusterQueue", "", "cluster-queue",
+			map[string]any{"namespaceSelector": map[string]any{}}, active)},
+		CustomResource{GVR: gvr("localqueues"), Object: g.custom("kueue.x-k8s.io/v1beta2", "LocalQueue", "training", "user-queue",
+			map[string]any{"clusterQueue": "cluster-queue"}, map[string]any{"conditions": []any{g.cond("Active", "True", "Ready")}})},
+		CustomResource{GVR: gvr("workloads"), Object: wl})
+	for i := range 2 {
+		name := fmt.Sprintf("%s-%d-%s", job, i, suffix(fmt.Sprint(job, i)))
+		o.Pods = append(o.Pods, g.opPod("training", name,
+			map[string]string{"batch.kubernetes.io/job-name": job, "batch.kubernetes.io/controller-uid": string(jobUID)},
+			controllerRef("batch/v1", "Job", job, jobUID), node, opContainer("trainer", "pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime", 0)))
+	}
 }
 
 func crd(group, plural, kind string, scope apiextensionsv1.ResourceScope, created metav1.Time, versions ...string) *apiextensionsv1.CustomResourceDefinition {
@@ -321,6 +365,10 @@ func (o *Objects) webhooks(g *gen) error {
 	if err != nil {
 		return err
 	}
+	kueueCA, err := scenarios.SelfSignedCA("kueue-ca", g.now.Add(-150*24*time.Hour), 10*365*24*time.Hour)
+	if err != nil {
+		return err
+	}
 	created := g.ago(150 * 24 * time.Hour)
 	hook := func(ns, svc, path string, ca []byte, groups, resources []string) (admissionregistrationv1.WebhookClientConfig, []admissionregistrationv1.RuleWithOperations) {
 		return admissionregistrationv1.WebhookClientConfig{CABundle: ca,
@@ -348,6 +396,7 @@ func (o *Objects) webhooks(g *gen) error {
 		validating("servingruntime.serving.kserve.io", "servingruntime.kserve-webhook-server.validator", ns, svc, "/validate-serving-kserve-io-v1alpha1-servingruntime", ca, kserve, []string{"servingruntimes"}),
 		validating("trainedmodel.serving.kserve.io", "trainedmodel.kserve-webhook-server.validator", ns, svc, "/validate-serving-kserve-io-v1alpha1-trainedmodel", ca, kserve, []string{"trainedmodels"}),
 		validating("validating-webhook-configuration", "vraycluster.kb.io", "ray-system", "webhook-service", "/validate-ray-io-v1-raycluster", rayCA, []string{"ray.io"}, []string{"rayclusters"}),
+		validating("kueue-validating-webhook-configuration", "vclusterqueue.kb.io", "kueue-system", "kueue-webhook-service", "/validate-kueue-x-k8s-io-v1beta2-clusterqueue", kueueCA, []string{"kueue.x-k8s.io"}, []string{"clusterqueues"}),
 	}
 	defCC, defRules := hook(ns, svc, "/mutate-serving-kserve-io-v1beta1-inferenceservice", ca, kserve, []string{"inferenceservices"})
 	podCC, podRules := hook(ns, svc, "/mutate-pods", ca, []string{""}, []string{"pods"})

@@ -24,8 +24,16 @@ type Requirement struct {
 	Program string `yaml:"program"`
 	// PerOperator requirements are met when one operator passes all the
 	// checks; the others need every check to pass.
-	PerOperator bool     `yaml:"perOperator"`
-	Checks      []string `yaml:"checks"`
+	PerOperator bool `yaml:"perOperator"`
+	// Solution names what may carry a per-operator requirement, as
+	// verdicts say it: "AI operator with CRDs", "gang scheduler".
+	Solution string   `yaml:"solution"`
+	Checks   []string `yaml:"checks"`
+	// ShownBy are the checks that show the solution at work (on the
+	// cluster's own workloads, or a probe's). When set, one of them must
+	// pass for the solution to carry the requirement: one that is merely
+	// installed and healthy does not.
+	ShownBy []string `yaml:"shownBy"`
 }
 
 //go:embed catalog.yaml
@@ -49,6 +57,14 @@ func Catalog(registry []Check) ([]Requirement, error) {
 			if !known[id] {
 				return nil, fmt.Errorf("catalog: requirement %s names unknown check %q", r.ID, id)
 			}
+		}
+		for _, id := range r.ShownBy {
+			if !Contains(r.Checks, id) {
+				return nil, fmt.Errorf("catalog: requirement %s: shownBy %q is not among its checks", r.ID, id)
+			}
+		}
+		if r.PerOperator && r.Solution == "" {
+			return nil, fmt.Errorf("catalog: requirement %s: a per-operator requirement names its solution", r.ID)
 		}
 	}
 	return reqs, nil

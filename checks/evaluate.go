@@ -47,7 +47,9 @@ func Evaluate(reqs []Requirement, out Outcome) []Verdict {
 	for _, req := range reqs {
 		var rs []Result
 		for _, r := range out.Results {
-			if Contains(req.Checks, r.Check.ID) {
+			// A check shared by requirements (a controller's health) counts
+			// for an operator only where it may carry the requirement.
+			if Contains(req.Checks, r.Check.ID) && (!req.PerOperator || candidate(out.Detections, r.Operator, req.ID)) {
 				rs = append(rs, r)
 			}
 		}
@@ -66,6 +68,17 @@ func Evaluate(reqs []Requirement, out Outcome) []Verdict {
 		vs = append(vs, v)
 	}
 	return vs
+}
+
+// candidate is true when the profile called operator may carry the
+// requirement id.
+func candidate(dets []Detection, operator, id string) bool {
+	for _, d := range dets {
+		if d.Profile.Name == operator {
+			return d.Profile.CandidateFor(id)
+		}
+	}
+	return false
 }
 
 // judgeAll: every check must pass; all skipped means not applicable.
@@ -109,8 +122,11 @@ func judgeAll(v *Verdict) {
 // evaluated rather than that nothing is installed.
 func judgeOperators(v *Verdict, dets []Detection) {
 	anyPassed, anyFound := false, false
-	var found []string
+	var found, idle []string
 	for _, d := range dets {
+		if !d.Profile.CandidateFor(v.Requirement.ID) {
+			continue
+		}
 		ov := OperatorVerdict{Operator: d.Profile.Name, Title: d.Profile.Title, Verdict: Skip}
 		var why []string
 		for _, r := range v.Results {
@@ -126,8 +142,18 @@ func judgeOperators(v *Verdict, dets []Detection) {
 			}
 		}
 		switch {
+		case (ov.Verdict == Pass || ov.Verdict == Warn) && !shown(v, d.Profile.Name):
+			// Healthy, but nothing showed it at work: not carried, and the
+			// verdict says what would show it.
+			ov.Verdict = Fail
+			ov.Reason = "installed and healthy, but not shown at work: " + strings.Join(shownByReasons(v, d.Profile.Name), "; ")
+			idle = append(idle, d.Profile.Title)
 		case ov.Verdict == Pass || ov.Verdict == Warn:
 			ov.Reason = "every check passed"
+			if by := shownBy(v, d.Profile.Name); len(by) > 0 {
+				// Said, since it is what the requirement rests on.
+				ov.Reason += ", shown at work by " + strings.Join(by, " and ")
+			}
 			if unprobed := unprobed(v.Results, d.Profile.Name); len(unprobed) > 0 {
 				ov.Reason += fmt.Sprintf(notProbed+" (%s: run with --probe)", strings.Join(unprobed, ", "))
 			}
@@ -161,10 +187,14 @@ func judgeOperators(v *Verdict, dets []Detection) {
 	switch {
 	case len(judged) == 0 && !anyFound:
 		v.Result, v.Status = Fail, NotImplemented
-		v.Conclusion = "no AI operator with CRDs was found (looked for: " + titles(v.Operators) + ")"
+		v.Conclusion = "no " + v.Requirement.Solution + " was found (looked for: " + titles(v.Operators) + ")"
 	case len(judged) == 0:
 		v.Result, v.Status = Fail, NotImplemented
 		v.Conclusion = "found " + strings.Join(found, ", ") + ", but no check could judge it"
+	case len(idle) == len(judged):
+		// A solution at rest is not a solution partly at work.
+		v.Status = NotImplemented
+		v.Conclusion = "not shown: " + strings.Join(judged, "; ")
 	case anyPassed:
 		v.Status = PartiallyImplemented
 		v.Conclusion = "no operator passed every check: " + strings.Join(judged, "; ")
@@ -175,6 +205,34 @@ func judgeOperators(v *Verdict, dets []Detection) {
 	if v.Result == Error {
 		v.Conclusion = "could not be fully evaluated: " + v.Conclusion
 	}
+}
+
+// shown is true when the requirement asks for nothing beyond its checks
+// passing, or when one of its shownBy checks passed for operator.
+func shown(v *Verdict, operator string) bool {
+	return len(v.Requirement.ShownBy) == 0 || len(shownBy(v, operator)) > 0
+}
+
+// shownBy are the shownBy checks that passed for operator.
+func shownBy(v *Verdict, operator string) []string {
+	var ids []string
+	for _, r := range v.Results {
+		if r.Operator == operator && Contains(v.Requirement.ShownBy, r.Check.ID) && (r.Status == Pass || r.Status == Warn) {
+			ids = append(ids, r.Check.ID)
+		}
+	}
+	return ids
+}
+
+// shownByReasons are why each shownBy check of operator did not show it.
+func shownByReasons(v *Verdict, operator string) []string {
+	var out []string
+	for _, r := range v.Results {
+		if r.Operator == operator && Contains(v.Requirement.ShownBy, r.Check.ID) {
+			out = append(out, r.Check.ID+": "+r.Reason)
+		}
+	}
+	return out
 }
 
 // carry records that ov met the requirement, and why the others did not.

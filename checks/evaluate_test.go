@@ -156,7 +156,7 @@ func assertErrorNeverImplemented(t *testing.T, v checks.Verdict) {
 	}
 }
 
-var perOperator = checks.Requirement{ID: "op_req", Level: checks.Must, PerOperator: true, Checks: []string{"x", "y"}}
+var perOperator = checks.Requirement{ID: "robust_controller", Level: checks.Must, PerOperator: true, Solution: "AI operator with CRDs", Checks: []string{"x", "y"}}
 
 func detections(found ...bool) []checks.Detection {
 	ps := []*checks.Profile{
@@ -329,5 +329,54 @@ func TestEvaluateOperatorsWhenNothingWasJudged(t *testing.T) {
 		}}
 		v := checks.Evaluate([]checks.Requirement{perOperator}, out)[0]
 		assert.NotContains(t, v.Conclusion, "no AI operator with CRDs was found")
+	})
+}
+
+// A requirement with shownBy is carried only by a solution that one of
+// those checks showed at work, and only by the profiles that may carry it.
+func TestEvaluateShownBy(t *testing.T) {
+	gangReq := checks.Requirement{ID: "gang_scheduling", Level: checks.Must, PerOperator: true, Solution: "gang scheduler",
+		Checks: []string{"x", "seen", "probe"}, ShownBy: []string{"seen", "probe"}}
+	queue := &checks.Profile{Name: "queue", Title: "Queue", Carries: []string{"robust_controller", "gang_scheduling"}}
+	serving := &checks.Profile{Name: "serving", Title: "Serving"}
+	dets := []checks.Detection{{Profile: queue, Found: true}, {Profile: serving, Found: true}}
+	probeRes := func(st checks.Status, reason string) checks.Result {
+		r := res("probe", "queue", st, reason)
+		r.Check.Probe = true
+		return r
+	}
+	judge := func(results ...checks.Result) checks.Verdict {
+		// The serving operator's passing result must not count: it may
+		// not carry gang_scheduling.
+		results = append(results, res("x", "serving", checks.Pass, "healthy"))
+		return checks.Evaluate([]checks.Requirement{gangReq}, checks.Outcome{Detections: dets, Results: results})[0]
+	}
+
+	t.Run("healthy, nothing shown", func(t *testing.T) {
+		v := judge(res("x", "queue", checks.Pass, "ok"), res("seen", "queue", checks.Skip, "no gang to judge"),
+			probeRes(checks.Skip, "probes are off"))
+		assert.Equal(t, checks.NotImplemented, v.Status, v.Conclusion)
+		assert.Equal(t, checks.Fail, v.Result)
+		require.Len(t, v.Operators, 1, "only the profiles that may carry it are judged")
+		assert.Equal(t, "queue", v.Operators[0].Operator)
+		assert.Equal(t, "not shown: Queue: installed and healthy, but not shown at work: seen: no gang to judge; probe: probes are off", v.Conclusion)
+	})
+	t.Run("shown by the cluster's own gangs", func(t *testing.T) {
+		v := judge(res("x", "queue", checks.Pass, "ok"), res("seen", "queue", checks.Pass, "2 gangs whole"),
+			probeRes(checks.Skip, "probes are off"))
+		assert.Equal(t, checks.Implemented, v.Status, v.Conclusion)
+		assert.Equal(t, "queue", v.Operator)
+		assert.Contains(t, v.Conclusion, "behaviour not probed")
+		assert.Equal(t, "every check passed, shown at work by seen; behaviour not probed (probe: run with --probe)", checkstest.OperatorVerdict(t, v, "queue").Reason,
+			"the submission's note says what carried it")
+	})
+	t.Run("shown by the probe", func(t *testing.T) {
+		v := judge(res("x", "queue", checks.Pass, "ok"), res("seen", "queue", checks.Skip, "no gang to judge"),
+			probeRes(checks.Pass, "admitted whole"))
+		assert.Equal(t, checks.Implemented, v.Status, v.Conclusion)
+	})
+	t.Run("nothing found", func(t *testing.T) {
+		v := checks.Evaluate([]checks.Requirement{gangReq}, checks.Outcome{Detections: []checks.Detection{{Profile: queue}, {Profile: serving, Found: true}}})[0]
+		assert.Equal(t, "no gang scheduler was found (looked for: Queue)", v.Conclusion)
 	})
 }

@@ -115,10 +115,16 @@ func parseObject(text string, p *Profile) (*unstructured.Unstructured, error) {
 func ProbeKinds(ps []*Profile) []schema.GroupVersionKind {
 	var out []schema.GroupVersionKind
 	for _, p := range ps {
-		if p.Probe == nil {
-			continue
+		var objs []*unstructured.Unstructured
+		if p.Probe != nil {
+			objs = append(objs, p.Probe.invalid, p.Probe.canary)
 		}
-		for _, u := range []*unstructured.Unstructured{p.Probe.invalid, p.Probe.canary} {
+		if p.Gang != nil && p.Gang.Probe != nil {
+			// Validated when the profile was read: they parse.
+			setup, fits, exceeds, _ := p.Gang.Probe.Objects("", "")
+			objs = append(append(objs, setup...), fits, exceeds)
+		}
+		for _, u := range objs {
 			if u != nil && !slices.Contains(out, u.GroupVersionKind()) {
 				out = append(out, u.GroupVersionKind())
 			}

@@ -38,6 +38,12 @@ type Profile struct {
 	// Probe is what --probe sends to prove the operator's webhooks answer
 	// and its controller reconciles; nil when the profile has none.
 	Probe *Probe `yaml:"probe"`
+	// Carries are the requirements the profile's solution can meet. Empty
+	// means robust_controller: every operator with CRDs is a candidate
+	// for it, and some are more (Kueue is also a gang scheduler).
+	Carries []string `yaml:"carries"`
+	// Gang says how the solution admits gangs, for gang_scheduling.
+	Gang *Gang `yaml:"gang"`
 
 	// Source is the file the profile came from, for messages.
 	Source string `yaml:"-"`
@@ -214,6 +220,14 @@ func (p *Profile) validate(doc *yaml.Node) error {
 			return bad("probe", "probe: %v", err)
 		}
 	}
+	if p.Gang != nil {
+		if !p.CandidateFor("gang_scheduling") {
+			return bad("gang", "gang: the profile must carry gang_scheduling (carries:)")
+		}
+		if err := p.Gang.validate(p); err != nil {
+			return bad("gang", "gang: %v", err)
+		}
+	}
 	for i, r := range p.Resources {
 		// Errors in a resource point into that resource's own mapping.
 		at := func(key, format string, args ...any) error {
@@ -265,6 +279,15 @@ func valueOf(n *yaml.Node, key string) *yaml.Node {
 		}
 	}
 	return nil
+}
+
+// CandidateFor is true when the profile's solution may carry the
+// requirement id.
+func (p *Profile) CandidateFor(id string) bool {
+	if len(p.Carries) == 0 {
+		return id == "robust_controller"
+	}
+	return Contains(p.Carries, id)
 }
 
 // ownsCRD is true when the CRD name (plural.group) is in one of p's groups.

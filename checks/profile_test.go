@@ -1,12 +1,14 @@
 package checks_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/checks/checkstest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 func TestBuiltinProfiles(t *testing.T) {
@@ -223,4 +225,59 @@ controller: {namespace: demo, selector: app=widgets}
 			assert.NotNil(t, p.Probe.CanaryObject(), p.Name)
 		}
 	}
+}
+
+func TestGangProfile(t *testing.T) {
+	const base = `name: queues
+title: Queues
+groups: [queue.example.com]
+controller: {namespace: q, selector: app=q}
+`
+	const gang = `gang:
+  queues: [{crd: clusterqueues.queue.example.com, readyConditions: [Active]}]
+  workloads: {crd: workloads.queue.example.com, admittedCondition: Admitted, podCounts: "spec.podSets[].count"}
+`
+	ps, err := checks.ParseProfiles("q.yaml", []byte(base+"carries: [gang_scheduling]\n"+gang))
+	require.NoError(t, err)
+	assert.True(t, ps[0].CandidateFor("gang_scheduling"))
+	assert.False(t, ps[0].CandidateFor("robust_controller"), "a profile that lists what it carries carries nothing else")
+
+	_, err = checks.ParseProfiles("q.yaml", []byte(base+gang))
+	assert.ErrorContains(t, err, "q.yaml:5: profile \"queues\": gang: the profile must carry gang_scheduling (carries:)")
+	_, err = checks.ParseProfiles("q.yaml", []byte(base+"carries: [gang_scheduling]\n"+strings.Replace(gang, "workloads.queue", "workloads.other", 1)))
+	assert.ErrorContains(t, err, "workloads: crd (of the profile's groups), admittedCondition and podCounts are required")
+
+	// The shipped Kueue profile's probe parses, with its placeholders filled.
+	for _, p := range checkstest.BuiltinProfiles(t) {
+		if p.Name != "kueue" {
+			assert.False(t, p.CandidateFor("gang_scheduling"), p.Name)
+			continue
+		}
+		require.NotNil(t, p.Gang)
+		setup, fits, exceeds, err := p.Gang.Probe.Objects("RUN1", "aiconform-probe-RUN1")
+		require.NoError(t, err)
+		require.Len(t, setup, 3)
+		cq, _, _ := unstructured.NestedString(setup[2].Object, "spec", "clusterQueue")
+		assert.Equal(t, "aiconform-gang-RUN1", cq, "the LocalQueue names the ClusterQueue as Label will rename it")
+		sel, _, _ := unstructured.NestedString(setup[1].Object, "spec", "namespaceSelector", "matchLabels", "kubernetes.io/metadata.name")
+		assert.Equal(t, "aiconform-probe-RUN1", sel)
+		n, _, _ := unstructured.NestedInt64(fits.Object, "spec", "parallelism")
+		assert.Equal(t, int64(p.Gang.Probe.Fits.Pods), n)
+		n, _, _ = unstructured.NestedInt64(exceeds.Object, "spec", "parallelism")
+		assert.Equal(t, int64(p.Gang.Probe.Exceeds.Pods), n)
+	}
+}
+
+func TestPodCount(t *testing.T) {
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"podSets": []any{
+		map[string]any{"count": int64(1)}, map[string]any{"count": int64(4)},
+	}, "minMember": int64(3)}}}
+	n, ok := checks.PodCount(u, "spec.podSets[].count")
+	assert.True(t, ok)
+	assert.Equal(t, int64(5), n)
+	n, ok = checks.PodCount(u, "spec.minMember")
+	assert.True(t, ok)
+	assert.Equal(t, int64(3), n)
+	_, ok = checks.PodCount(u, "spec.replicas")
+	assert.False(t, ok, "an absent field is no count")
 }

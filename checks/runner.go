@@ -73,7 +73,12 @@ func Run(ctx context.Context, c *cluster.Cache, profiles []*Profile, selected []
 			continue
 		}
 		for _, p := range profiles {
-			tasks = append(tasks, task{check: ch, profile: p})
+			// A check of gang_scheduling says nothing of a serving
+			// operator: it runs for the solutions that may carry its
+			// requirement only.
+			if p.CandidateFor(ch.Meta().Requirement) {
+				tasks = append(tasks, task{check: ch, profile: p})
+			}
 		}
 	}
 	results := make([]Result, len(tasks))

@@ -36,11 +36,12 @@ import (
 )
 
 var (
-	isvcGVR         = schema.GroupVersionResource{Group: "serving.kserve.io", Version: "v1beta1", Resource: "inferenceservices"}
-	rayClusterGVR   = schema.GroupVersionResource{Group: "ray.io", Version: "v1", Resource: "rayclusters"}
-	trainJobGVR     = schema.GroupVersionResource{Group: "trainer.kubeflow.org", Version: "v1alpha1", Resource: "trainjobs"}
-	pyTorchJobGVR   = schema.GroupVersionResource{Group: "kubeflow.org", Version: "v1", Resource: "pytorchjobs"}
-	clusterQueueGVR = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "clusterqueues"}
+	isvcGVR           = schema.GroupVersionResource{Group: "serving.kserve.io", Version: "v1beta1", Resource: "inferenceservices"}
+	rayClusterGVR     = schema.GroupVersionResource{Group: "ray.io", Version: "v1", Resource: "rayclusters"}
+	trainJobGVR       = schema.GroupVersionResource{Group: "trainer.kubeflow.org", Version: "v1alpha1", Resource: "trainjobs"}
+	pyTorchJobGVR     = schema.GroupVersionResource{Group: "kubeflow.org", Version: "v1", Resource: "pytorchjobs"}
+	clusterQueueGVR   = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "clusterqueues"}
+	resourceFlavorGVR = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "resourceflavors"}
 )
 
 // sklearnIris is the InferenceService of the KServe install guide

@@ -91,6 +91,100 @@ func TestProbesOnRig(t *testing.T) {
 		assertNoLeftovers(ctx, t, cs, dyn)
 	})
 
+	// gang_scheduling on Kueue: the probe's gangs, the verdict without
+	// probes, a queue Kueue cannot use, Kueue stopped, and the published
+	// roles.
+	t.Run("GangScheduling", func(t *testing.T) {
+		gang := func(t *testing.T, args ...string) (*report.Report, string, int) {
+			t.Helper()
+			out := t.TempDir()
+			args = append([]string{"check", "gang_scheduling", "--kubeconfig", kubeconfig, "--out", out}, args...)
+			res := runBinary(ctx, t, aiconform, args...)
+			require.Contains(t, []int{0, 1}, res.code, "exit code of %v; stderr:\n%s", args, res.stderr)
+			rep, err := report.ReadFile(filepath.Join(out, "report.json"))
+			require.NoError(t, err)
+			md, err := os.ReadFile(filepath.Join(out, "report.md"))
+			require.NoError(t, err)
+			return rep, string(md), res.code
+		}
+
+		began := time.Now()
+		rep, md, code := gang(t, "--probe", "--probe-timeout", "1m")
+		t.Logf("check gang_scheduling --probe took %s", time.Since(began).Round(100*time.Millisecond))
+		probed := reportCheck(t, rep, "gang-probe", "kueue")
+		require.Equal(t, "pass", probed.Status, probed.Reason)
+		assert.Contains(t, probed.Reason, "a gang of 3 pods was admitted whole")
+		assert.Contains(t, probed.Reason, "a gang of 4, more than the quota, had none bound")
+		require.NotNil(t, probed.Table)
+		t.Logf("gang probe: %s\ntimeline:\n%s", probed.Reason, timeline(probed.Table))
+		v := requirement(t, rep, "gang_scheduling")
+		assert.Equal(t, "Implemented", v.Status, v.Conclusion)
+		assert.Equal(t, 0, code, v.Conclusion)
+		assert.Contains(t, v.Conclusion, "Kueue meets it")
+		// Its writes show as what kubectl would send, its own quota named
+		// after the run.
+		assert.Contains(t, md, "resourceflavor.kueue.x-k8s.io/aiconform-gang-"+rep.Run.Probe.RunID+" created")
+		assert.Contains(t, md, "clusterqueue.kueue.x-k8s.io/aiconform-gang-"+rep.Run.Probe.RunID+" created")
+		assert.Contains(t, md, "job.batch/aiconform-gang-exceeds created")
+		// The rig has no queue of its own: Kueue works, but admits nothing
+		// of the cluster's until an admin makes one.
+		queues := reportCheck(t, rep, "gang-queues", "kueue")
+		assert.Equal(t, "warn", queues.Status, queues.Reason)
+		assertNoLeftovers(ctx, t, cs, dyn)
+
+		// Read-only, nothing shows Kueue at work: not Implemented, and the
+		// verdict says what would show it.
+		rep, _, code = gang(t)
+		v = requirement(t, rep, "gang_scheduling")
+		assert.Equal(t, "Not Implemented", v.Status, v.Conclusion)
+		assert.Equal(t, 1, code)
+		assert.Contains(t, v.Conclusion, "not shown at work")
+		assert.Contains(t, v.Conclusion, "gang-probe: probes are off")
+
+		// A queue naming a flavor that does not exist is inactive.
+		broken := create(ctx, t, dyn, clusterQueueGVR, `apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: team-broken
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: no-such-flavor
+      resources:
+      - name: cpu
+        nominalQuota: "1"
+`)
+		require.NoError(t, wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			rep, _, _ = gang(t)
+			return reportCheck(t, rep, "gang-queues", "kueue").Status == "fail", nil
+		}))
+		queues = reportCheck(t, rep, "gang-queues", "kueue")
+		assert.Contains(t, queues.Reason, "ClusterQueue team-broken: Active=False (FlavorNotFound")
+		require.NoError(t, dyn.Resource(clusterQueueGVR).Delete(ctx, broken.GetName(), metav1.DeleteOptions{}))
+
+		// Kueue stopped: its webhooks do not answer, nothing is admitted.
+		require.NoError(t, c.Kueue.Stop(ctx))
+		rep, _, _ = gang(t, "--probe", "--probe-timeout", "20s")
+		restart(ctx, t, c.Kueue)
+		probed = reportCheck(t, rep, "gang-probe", "kueue")
+		assert.Equal(t, "fail", probed.Status, probed.Reason)
+		t.Logf("Kueue stopped: %s", probed.Reason)
+		assert.NotEqual(t, "Implemented", requirement(t, rep, "gang_scheduling").Status)
+		assertNoLeftovers(ctx, t, cs, dyn)
+
+		// The published roles are enough for the gang probe.
+		const as = "system:serviceaccount:gang-auditors:prober"
+		bindRoles(ctx, t, cs, "gang-auditors", "prober", "aiconform-reader.yaml")
+		bindRoles(ctx, t, cs, "gang-auditors", "prober", "aiconform-prober.yaml")
+		require.NoError(t, wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			rep, _, _ = gang(t, "--as", as, "--probe", "--probe-timeout", "1m")
+			return reportCheck(t, rep, "gang-probe", "kueue").Status == "pass", nil
+		}), "gang-probe with the published roles: %s", reportCheck(t, rep, "gang-probe", "kueue").Reason)
+		assertNoLeftovers(ctx, t, cs, dyn)
+	})
+
 	// The read-only checks never judge the run's own canary: with one
 	// InferenceService of the cluster's own reconciled, twenty runs in a
 	// row give the same verdict, counting that one resource and never the
@@ -486,7 +580,7 @@ func assertNoLeftovers(ctx context.Context, t *testing.T, cs kubernetes.Interfac
 				left = append(left, "namespace/"+ns.Name+" ("+string(ns.Status.Phase)+")")
 			}
 		}
-		for _, gvr := range []schema.GroupVersionResource{isvcGVR, rayClusterGVR, trainJobGVR, pyTorchJobGVR, clusterQueueGVR} {
+		for _, gvr := range []schema.GroupVersionResource{isvcGVR, rayClusterGVR, trainJobGVR, pyTorchJobGVR, clusterQueueGVR, resourceFlavorGVR} {
 			list, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{LabelSelector: probe.RunLabel})
 			if err != nil {
 				return false, err

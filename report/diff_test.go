@@ -78,11 +78,11 @@ func TestDiffFixtures(t *testing.T) {
 		assert.True(t, strings.HasSuffix(out, "no regression: no requirement got worse\n"), out)
 	})
 
-	t.Run("controller crash-loop: kserve checks changed, kuberay still carries robust_controller", func(t *testing.T) {
+	t.Run("controller crash-loop: kserve checks changed, Kubeflow Trainer now carries robust_controller", func(t *testing.T) {
 		c := Diff(demo, fixtureReport(t, "controller-crashloop"))
 		assert.False(t, c.Regressed, "%+v", c.Regressions)
 		assert.True(t, c.DifferentClusters)
-		assert.Contains(t, c.Requirements, RequirementChange{ID: "robust_controller", Level: "MUST", Kind: "operator", Old: "kserve", New: "kuberay"})
+		assert.Contains(t, c.Requirements, RequirementChange{ID: "robust_controller", Level: "MUST", Kind: "operator", Old: "kserve", New: "kubeflow-trainer"})
 		for _, r := range c.Requirements {
 			assert.NotEqual(t, "status", r.Kind, "robust_controller stays Implemented")
 		}
@@ -97,11 +97,12 @@ func TestDiffFixtures(t *testing.T) {
 		golden(t, "diff-demo-controller-crashloop.txt", []byte(diffText(t, c)))
 	})
 
-	t.Run("no operator: robust_controller regressed", func(t *testing.T) {
+	t.Run("no operator: robust_controller and gang_scheduling regressed", func(t *testing.T) {
 		c := Diff(demo, fixtureReport(t, "no-operator"))
 		assert.True(t, c.Regressed)
-		require.Len(t, c.Regressions, 1)
+		require.Len(t, c.Regressions, 2)
 		assert.Equal(t, Regression{Requirement: "robust_controller", Level: "MUST", Reason: "Implemented → Not Implemented, result pass → fail"}, c.Regressions[0])
+		assert.Equal(t, Regression{Requirement: "gang_scheduling", Level: "MUST", Reason: "Implemented → Not Implemented, result pass → fail"}, c.Regressions[1])
 		assert.Contains(t, c.Operators, OperatorChange{Operator: "kserve", Kind: "undetected"})
 		assert.Contains(t, c.Operators, OperatorChange{Operator: "kuberay", Kind: "undetected"})
 		out := diffText(t, c)

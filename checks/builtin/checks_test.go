@@ -17,11 +17,8 @@ import (
 var perOperatorChecks = []string{"crds-established", "controller-ready", "controller-lease", "webhooks-served", "crs-reconciled", "crs-events", "webhooks-answer", "canary-reconciled"}
 
 // notInstalled are the builtin profiles the recorded scenarios do not
-// install, but for the training ones.
-var notInstalled = []string{"kubeflow-trainer", "kubeflow-training", "kueue"}
-
-// trainingScenarios install Kubeflow Trainer and Kueue.
-var trainingScenarios = map[string]bool{"kustomize-installs": true, "kueue-webhook-down": true}
+// install: every one with operators has Kubeflow Trainer and Kueue.
+var notInstalled = []string{"kubeflow-training"}
 
 type expect struct {
 	check, operator string
@@ -86,11 +83,17 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 				expect{"controller-lease", "kserve", checks.Pass, "Lease kserve/kserve-controller-manager-leader-lock held by controller pod kserve-controller-manager-7d9f8b6c5d-"},
 				expect{"controller-lease", "kuberay", checks.Pass, "Lease ray-system/ray-operator-leader held by controller pod kuberay-operator-5c8d9f7b6-"},
 				expect{"crs-events", "kuberay", checks.Pass, "no Warning event on RayCluster in the last hour (1 Warning event older than an hour, not counted)"},
+				expect{"gang-queues", "kueue", checks.Pass, "2 queues Active (ClusterQueue cluster-queue, LocalQueue training/user-queue)"},
+				expect{"gangs-admitted", "kueue", checks.Pass, "1 admitted gang with every pod bound, and no waiting gang with any (1 workload: 1 admitted, 0 finished)"},
+				expect{"gang-probe", "kueue", checks.Skip, "probes are off"},
 				gpuPass, pluginPass),
 			verdicts: []expectVerdict{
 				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kserve",
-					conclusion: "KServe meets it", operators: map[string]string{"kserve": "every check passed", "kuberay": "every check passed", "kueue": "not installed"}},
+					conclusion: "KServe meets it", operators: map[string]string{"kserve": "every check passed", "kuberay": "every check passed", "kubeflow-training": "not installed"}},
 				{requirement: "gpu_nodes_allocatable", status: checks.Implemented, result: checks.Pass, conclusion: "1 GPU node Ready"},
+				// Read-only, Kueue's own admitted gang shows it at work.
+				{requirement: "gang_scheduling", status: checks.Implemented, result: checks.Pass, operator: "kueue",
+					conclusion: "Kueue meets it", operators: map[string]string{"kueue": "every check passed, shown at work by gangs-admitted; behaviour not probed (gang-probe: run with --probe)"}},
 			},
 		},
 		{
@@ -104,8 +107,8 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 				expect{"controller-lease", "kserve", checks.Fail, "Lease kserve/kserve-controller-manager-leader-lock is stale: last renewed at "},
 				gpuPass, pluginPass),
 			verdicts: []expectVerdict{
-				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kuberay",
-					conclusion: "KubeRay meets it", operators: map[string]string{
+				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kubeflow-trainer",
+					conclusion: "Kubeflow Trainer meets it", operators: map[string]string{
 						"kserve":  "controller-ready: Deployment kserve-controller-manager",
 						"kuberay": "every check passed",
 					}},
@@ -121,7 +124,7 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 				expect{"crs-reconciled", "kserve", checks.Pass, "reconciled"},
 				gpuPass, pluginPass),
 			verdicts: []expectVerdict{
-				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kuberay",
+				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kubeflow-trainer",
 					operators: map[string]string{"kserve": "webhooks-served: Service kserve/kserve-webhook-server-service has no ready endpoint"}},
 			},
 		},
@@ -136,7 +139,7 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 				expect{"crs-events", "kserve", checks.Warn, "4 Warning events on 1 custom resource in the last hour: InferenceService models/sklearn-iris: InternalError ×4, last seen 3m0s before judging: fails to reconcile predictor"},
 				gpuPass, pluginPass),
 			verdicts: []expectVerdict{
-				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kuberay",
+				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kubeflow-trainer",
 					operators: map[string]string{"kserve": "crs-reconciled: 1 of 1 custom resource not reconciled"}},
 			},
 		},
@@ -170,7 +173,7 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 				expect{"crs-events", "kserve", checks.Skip, "none of the CRDs whose resources profile kserve judges is installed"},
 				gpuPass, pluginPass),
 			verdicts: []expectVerdict{
-				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kuberay",
+				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kubeflow-trainer",
 					operators: map[string]string{"kserve": "crds-established: 1 of 9 CRDs not established: inferenceservices.serving.kserve.io is missing"}},
 			},
 		},
@@ -195,7 +198,7 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 				expect{"controller-lease", "kserve", checks.Fail, "by kserve-controller-manager-7d9f8b6c5d-6j7zb_0b6f7c1e-3f0a-4c59-9d38-2b1a8f4f6c11, 10m0s before judging, with a lease duration of 15s: the leader stopped renewing"},
 				gpuPass, pluginPass),
 			verdicts: []expectVerdict{
-				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kuberay",
+				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kubeflow-trainer",
 					operators: map[string]string{"kserve": "controller-lease: Lease kserve/kserve-controller-manager-leader-lock is stale"}},
 			},
 		},
@@ -260,11 +263,8 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 
 			// Operators the scenario does not install are skipped, and say why.
 			skipped := notInstalled
-			if trainingScenarios[tc.scenario] {
-				skipped = []string{"kubeflow-training"}
-			}
 			if tc.scenario == "no-operator" {
-				skipped = append([]string{"kserve", "kuberay"}, notInstalled...)
+				skipped = []string{"kserve", "kubeflow-trainer", "kubeflow-training", "kuberay", "kueue"}
 			}
 			for _, op := range skipped {
 				for _, id := range perOperatorChecks {

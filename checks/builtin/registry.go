@@ -6,6 +6,7 @@ import (
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/checks/accelerators"
 	"github.com/aiconform/aiconform/checks/operator"
+	"github.com/aiconform/aiconform/checks/scheduling"
 )
 
 // Registry returns the built-in checks in report order. It is an explicit
@@ -22,5 +23,8 @@ func Registry() []checks.Check {
 		operator.CanaryReconciled{},
 		accelerators.GPUAllocatable{},
 		accelerators.GPUDevicePlugin{},
+		scheduling.GangQueues{},
+		scheduling.GangsAdmitted{},
+		scheduling.GangProbe{},
 	}
 }

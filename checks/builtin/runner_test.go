@@ -52,7 +52,7 @@ func TestReadsNeverSeeTheRunsProbes(t *testing.T) {
 			selected = append(selected, timed{c, func() { at := tick(); mu.Lock(); readsDone = append(readsDone, at); mu.Unlock() }})
 		}
 		canary := checkstest.StubCheck{
-			Spec: checks.Meta{ID: "writes", Title: "writes", Requirement: "test", PerOperator: true, Probe: true},
+			Spec: checks.Meta{ID: "writes", Title: "writes", Requirement: "robust_controller", PerOperator: true, Probe: true},
 			Do: func(ctx context.Context, env *checks.Env) (checks.Result, error) {
 				at := tick()
 				mu.Lock()

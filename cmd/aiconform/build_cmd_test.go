@@ -102,7 +102,7 @@ func handMadeReport(t *testing.T, operators map[string]map[string]checks.Status)
 		}
 	}
 	reqs := []checks.Requirement{{ID: "robust_controller", Title: "A complex AI operator with CRDs is installed and works", Category: "operator",
-		Level: checks.Must, Program: "CNCF Kubernetes AI Conformance", PerOperator: true, Checks: ids}}
+		Level: checks.Must, Program: "CNCF Kubernetes AI Conformance", PerOperator: true, Solution: "AI operator with CRDs", Checks: ids}}
 	info := cluster.Info{Live: true, Context: "acme-prod", Server: "https://10.0.0.1:6443", ServerVersion: "v1.36.2", ClusterID: "6f1c0b7e-0d3a-4c55-9a57-2f7d1c9e8b10"}
 	r := report.Build(report.Tool{Name: "aiconform", Version: "v0.1.0"}, info, base, base.Add(9*time.Second), out, checks.Evaluate(reqs, out))
 	require.NoError(t, r.Seal(checks.Must))
@@ -133,19 +133,21 @@ func lintSet(t *testing.T, dir, template string) []string {
 	return got
 }
 
-// expectedLint is what lint must find in a freshly built directory: each
-// MUST aiconform cannot judge, left empty (not Implemented, and "" is no
-// status), and robust_controller when the run did not find it met.
-func expectedLint(t *testing.T, template, robustStatus string) []string {
+// expectedLint is what lint finds in a package built from a report that
+// judged the requirements of judged (id -> status): a judged MUST that is
+// not Implemented, and every MUST left for the vendor (empty: not
+// Implemented, and "" is no status).
+func expectedLint(t *testing.T, template string, judged map[string]string) []string {
 	t.Helper()
 	tpl, err := submission.ReadProduct(template)
 	require.NoError(t, err)
 	var want []string
 	for _, c := range tpl.Categories {
 		for _, it := range c.Items {
+			status, ok := judged[it.ID]
 			switch {
-			case it.ID == "robust_controller":
-				if robustStatus != "Implemented" {
+			case ok:
+				if status != "Implemented" {
 					want = append(want, it.ID+" "+submission.RuleMustImplemented)
 				}
 			case it.Level == "MUST":
@@ -217,9 +219,13 @@ func TestSubmissionBuild(t *testing.T) {
 				rep, err := report.ReadFile(filepath.Join(dir, "report.json"))
 				require.NoError(t, err, "stderr: %s", stderr)
 				var judged report.Requirement
+				statuses := map[string]string{}
 				for _, r := range rep.Requirements {
 					if r.ID == "robust_controller" {
 						judged = r
+					}
+					if r.ID == "robust_controller" || r.ID == "gang_scheduling" {
+						statuses[r.ID] = r.Status
 					}
 				}
 				require.Equal(t, "robust_controller", judged.ID)
@@ -241,11 +247,15 @@ func TestSubmissionBuild(t *testing.T) {
 					}
 				}
 
-				assert.Equal(t, expectedLint(t, tpl, judged.Status), lintSet(t, dir, tpl))
+				assert.Equal(t, expectedLint(t, tpl, statuses), lintSet(t, dir, tpl))
 				assert.Equal(t, exitNotMet, code, "MUSTs wait for the vendor: stdout:\n%s\nstderr:\n%s", out, stderr)
 				assert.Contains(t, stderr, "is not ready to submit")
 				assert.Regexp(t, `(?m)^robust_controller\s+MUST\s+`+judged.Status+`\s+set by aiconform`, out)
-				assert.Regexp(t, `(?m)^gang_scheduling\s+MUST\s+-\s+left for the vendor$`, out)
+				if gang, ok := statuses["gang_scheduling"]; ok {
+					assert.Regexp(t, `(?m)^gang_scheduling\s+MUST\s+`+gang+`\s+set by aiconform: carried by kueue$`, out)
+				} else {
+					assert.Regexp(t, `(?m)^gang_scheduling\s+MUST\s+-\s+left for the vendor: the report did not judge gang_scheduling$`, out)
+				}
 				assert.Contains(t, out, "lint (the program's rules, offline):\n")
 				assert.Contains(t, out, src.skipped)
 			})

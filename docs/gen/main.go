@@ -112,6 +112,9 @@ func render() (map[string]string, error) {
 }
 
 func runs(m checks.Meta) string {
+	if m.PerOperator && m.Requirement != "robust_controller" {
+		return "once per profile that may carry " + m.Requirement + " (its `carries:`)"
+	}
 	if m.PerOperator {
 		return "once per operator profile"
 	}

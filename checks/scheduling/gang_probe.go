@@ -1,0 +1,313 @@
+package scheduling
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/cluster"
+	"github.com/aiconform/aiconform/probe"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// GangProbe runs the program's test plan for gang scheduling on objects of
+// the run's own: a queue with a small quota, a gang that fits it (all of
+// its pods must be bound) and a gang larger than the quota (none of its
+// pods may be bound, not even some).
+type GangProbe struct{}
+
+// gangWindow is how long the gang that cannot fit is watched once the one
+// that fits is bound: a scheduler that admits gangs piecemeal would have
+// bound some of its pods by then.
+const gangWindow = 15 * time.Second
+
+// Meta implements checks.Check.
+func (GangProbe) Meta() checks.Meta {
+	return checks.Meta{
+		ID: "gang-probe", Title: "A gang that fits is admitted whole, and one that cannot fit gets no pod",
+		Requirement: "gang_scheduling", PerOperator: true, Probe: true,
+		Description: fmt.Sprintf("Under --probe only. Creates the profile's own quota (Kueue: a ResourceFlavor and a ClusterQueue named after the run, holding 300m CPU and 96Mi, open to the run's namespace only, and a LocalQueue in it), then two gangs of pause pods with requests and limits, non-root, and a deadline: one that fits the quota (Kueue: a Job of 3 pods of 100m) and one that exceeds it (a Job of 4). Watches their pods and the solution's workload records (no polling), with a timeline of every pod's creation and binding and every admission. Passes when every pod of the fitting gang is bound within the probe timeout, and no pod of the other is bound while the first runs nor for %s after. Everything is labelled aiconform.io/run=RUN and deleted with the run's namespace at the end of the run, however it ends.", gangWindow),
+		Remediation: "A fitting gang not admitted: read its workload's conditions in the evidence (a queue that is not Active, a missing flavor, a webhook that did not suspend the Job). A gang with some pods bound and others not: the pods were not held back until the whole gang fit (for Kueue, the Job integration is off or its webhook is not called).",
+	}
+}
+
+// gangWatch follows the probe's pods and workload records.
+type gangWatch struct {
+	now      func() time.Time
+	t0       time.Time
+	timeline probe.Timeline
+	// pods are the gangs' pods by name, with the gang each belongs to.
+	pods  map[string]string
+	bound map[string]map[string]bool // gang -> pod -> bound
+	// said are the workload conditions already put in the timeline.
+	said map[string]bool
+	// owners maps a workload record to its gang, by its owner's name.
+	owners map[string]string
+	last   map[string]string // gang -> the last condition its record gave
+}
+
+// Run implements checks.Check.
+func (GangProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, error) {
+	var r checks.Result
+	s, p := env.Probe, env.Profile
+	if p.Gang == nil || p.Gang.Probe == nil {
+		r.Finish(checks.Skip, "the %s profile has no gang probe", p.Name)
+		return r, nil
+	}
+	gp := p.Gang.Probe
+	if s == nil {
+		r.Finish(checks.Skip, "probes are off: --probe runs a gang of %d pods that fits a quota of the run's own and one of %d that does not", gp.Fits.Pods, gp.Exceeds.Pods)
+		return r, nil
+	}
+	setup, fits, exceeds, err := gp.Objects(s.RunID, s.Namespace)
+	if err != nil {
+		return r, err
+	}
+	workloads, err := checks.CustomResource(ctx, env, p.Gang.Workloads.CRD)
+	if err != nil {
+		return r, fmt.Errorf("cannot probe: %w", err)
+	}
+	if _, err := s.EnsureNamespace(ctx); err != nil {
+		return r, err
+	}
+	w := &gangWatch{now: env.Now, t0: env.Now(), pods: map[string]string{}, said: map[string]bool{}, last: map[string]string{},
+		bound:  map[string]map[string]bool{"fits": {}, "exceeds": {}},
+		owners: map[string]string{fits.GetName(): "fits", exceeds.GetName(): "exceeds"}}
+	w.timeline.T0 = w.t0
+
+	create := func(obj *unstructured.Unstructured, note string) (*unstructured.Unstructured, error) {
+		m, err := s.Mapping(obj.GroupVersionKind())
+		if err != nil {
+			return nil, err
+		}
+		s.Label(obj, m)
+		ns := s.NamespaceOf(m)
+		cmd, err := probe.CreateCommand(ns, obj, false, false)
+		if err != nil {
+			return nil, err
+		}
+		created, cerr := s.Create(ctx, m, obj)
+		out := probe.ErrorText("creating", "STDIN", cerr)
+		if cerr == nil {
+			if out, err = probe.CreatedText(obj, false); err != nil {
+				return nil, err
+			}
+			w.timeline.Add(env.Now(), "created %s/%s", m.Resource.Resource, obj.GetName())
+		}
+		r.Evidence = append(r.Evidence, checks.Step{Command: cmd, Output: out, CapturedAt: env.Now().UTC(), Note: note})
+		return created, cerr
+	}
+	for _, obj := range setup {
+		if _, err := create(obj, "the probe's own quota"); err != nil {
+			return createFailed(r, obj, err)
+		}
+	}
+	first, err := create(fits, fmt.Sprintf("a gang of %d pods that the quota holds", gp.Fits.Pods))
+	if err != nil {
+		return createFailed(r, fits, err)
+	}
+	events, stop, err := w.start(ctx, s, workloads, first.GetResourceVersion())
+	if err != nil {
+		return r, err
+	}
+	defer stop()
+	if _, err := create(exceeds, fmt.Sprintf("a gang of %d pods, more than the quota holds", gp.Exceeds.Pods)); err != nil {
+		return createFailed(r, exceeds, err)
+	}
+
+	fitCtx, cancel := context.WithTimeout(ctx, s.Timeout)
+	whole := w.until(fitCtx, events, func() bool { return len(w.bound["fits"]) >= gp.Fits.Pods || len(w.bound["exceeds"]) > 0 })
+	cancel()
+	if ctx.Err() != nil {
+		return r, ctx.Err()
+	}
+	fitsAt := env.Now()
+	if whole && len(w.bound["exceeds"]) == 0 {
+		w.timeline.Add(fitsAt, "every pod of the fitting gang bound")
+		window := min(gangWindow, s.Timeout)
+		winCtx, cancel := context.WithTimeout(ctx, window)
+		w.until(winCtx, events, func() bool { return len(w.bound["exceeds"]) > 0 })
+		cancel()
+		if ctx.Err() != nil {
+			return r, ctx.Err()
+		}
+		if len(w.bound["exceeds"]) == 0 {
+			w.timeline.Add(env.Now(), "window of %s over: no pod of the exceeding gang bound", window)
+		}
+	}
+	end := env.Now()
+
+	fresh := &checks.Env{Cluster: env.Cluster.Fresh(), Profile: p, Now: env.Now}
+	r.AddEvidence(ctx, fresh, cluster.Get{Resources: []cluster.Resource{workloads}, Namespace: s.Namespace}, "the solution's record of each gang")
+	r.AddEvidence(ctx, fresh, cluster.Get{Resources: []cluster.Resource{cluster.Pods}, Namespace: s.Namespace, LabelSelector: checks.GangLabel, Wide: true, LabelColumns: []string{checks.GangLabel}},
+		"the gangs' pods and the nodes they are bound to")
+	r.Table = &checks.Table{Header: []string{"EVENT", "AT (UTC)", "SINCE START"}, Rows: w.timeline.Rows}
+
+	fitN, exN := len(w.bound["fits"]), len(w.bound["exceeds"])
+	switch {
+	case exN > 0:
+		r.Details = w.lastSaid()
+		r.Finish(checks.Fail, "the gang of %d pods that exceeds the quota ran partially: %d of its pods bound", gp.Exceeds.Pods, exN)
+	case fitN < gp.Fits.Pods:
+		r.Details = w.lastSaid()
+		why := "nothing said why"
+		if len(r.Details) > 0 {
+			why = r.Details[0]
+		}
+		r.Finish(checks.Fail, "the gang of %d pods that fits the quota was not admitted whole within %s: %d of its pods bound (%s)", gp.Fits.Pods, s.Timeout, fitN, why)
+	default:
+		held := ""
+		if why := w.last["exceeds"]; why != "" {
+			held = " (" + why + ")"
+		}
+		r.Finish(checks.Pass, "a gang of %d pods was admitted whole, every pod bound %s after creation; a gang of %d, more than the quota, had none bound in %s%s",
+			gp.Fits.Pods, probe.Seconds(fitsAt.Sub(w.t0)), gp.Exceeds.Pods, probe.Seconds(end.Sub(w.t0)), held)
+	}
+	return r, nil
+}
+
+// createFailed ends the check on a write the cluster refused: not allowed
+// is Error (the probe could not judge), anything else is Fail with the
+// cluster's own words.
+func createFailed(r checks.Result, obj *unstructured.Unstructured, err error) (checks.Result, error) {
+	if errors.Is(err, probe.ErrClosed) || apierrors.IsForbidden(err) {
+		return r, fmt.Errorf("cannot create the probe's %s: %w", obj.GetKind(), err)
+	}
+	r.Finish(checks.Fail, "the probe's %s %s could not be created: %v", obj.GetKind(), obj.GetName(), err)
+	return r, nil
+}
+
+type gangEvent struct {
+	pod bool
+	ev  watch.Event
+}
+
+// start watches the gangs' pods (by the gang label) and the workload
+// records of the run's namespace from rv on, into one channel.
+func (w *gangWatch) start(ctx context.Context, s *probe.Session, workloads cluster.Resource, rv string) (<-chan gangEvent, func(), error) {
+	ctx, cancel := context.WithCancel(ctx)
+	out := make(chan gangEvent)
+	sources := []struct {
+		pod  bool
+		res  cluster.Resource
+		opts metav1.ListOptions
+	}{
+		{true, cluster.Pods, metav1.ListOptions{LabelSelector: checks.GangLabel}},
+		{false, workloads, metav1.ListOptions{}},
+	}
+	for _, src := range sources {
+		wi, err := s.Watch(ctx, src.res.GVR, true, rv, src.opts)
+		if err != nil {
+			cancel()
+			return nil, nil, fmt.Errorf("watch %s: %w", src.res.GVR.Resource, err)
+		}
+		go func() {
+			defer wi.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case ev, ok := <-wi.ResultChan():
+					if !ok {
+						return
+					}
+					select {
+					case out <- gangEvent{src.pod, ev}:
+					case <-ctx.Done():
+						return
+					}
+				}
+			}
+		}()
+	}
+	return out, cancel, nil
+}
+
+// until applies events until done() holds or ctx ends.
+func (w *gangWatch) until(ctx context.Context, events <-chan gangEvent, done func() bool) bool {
+	for !done() {
+		select {
+		case <-ctx.Done():
+			return false
+		case e := <-events:
+			w.apply(e)
+		}
+	}
+	return true
+}
+
+func (w *gangWatch) apply(e gangEvent) {
+	if e.ev.Type != watch.Added && e.ev.Type != watch.Modified {
+		return
+	}
+	u, ok := e.ev.Object.(*unstructured.Unstructured)
+	if !ok {
+		return
+	}
+	if !e.pod {
+		w.applyRecord(u)
+		return
+	}
+	var pod corev1.Pod
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &pod); err != nil {
+		return
+	}
+	gang := pod.Labels[checks.GangLabel]
+	if _, known := w.bound[gang]; !known {
+		return
+	}
+	if _, seen := w.pods[pod.Name]; !seen {
+		w.pods[pod.Name] = gang
+		w.timeline.Add(w.now(), "pod %s (%s) created", pod.Name, gang)
+	}
+	if pod.Spec.NodeName != "" && !w.bound[gang][pod.Name] {
+		w.bound[gang][pod.Name] = true
+		w.timeline.Add(w.now(), "pod %s (%s) bound to %s", pod.Name, gang, pod.Spec.NodeName)
+	}
+}
+
+// applyRecord puts each new condition of a gang's workload record in the
+// timeline, and keeps the last one that is not True as what it waits on.
+func (w *gangWatch) applyRecord(u *unstructured.Unstructured) {
+	gang := ""
+	for _, o := range u.GetOwnerReferences() {
+		if g, ok := w.owners[o.Name]; ok {
+			gang = g
+		}
+	}
+	if gang == "" {
+		return
+	}
+	for _, c := range checks.Conditions(u) {
+		key := u.GetName() + "|" + c.Type + "|" + c.Status + "|" + c.Reason
+		if w.said[key] {
+			continue
+		}
+		w.said[key] = true
+		text := fmt.Sprintf("%s=%s", c.Type, c.Status)
+		if c.Status != "True" && c.Message != "" {
+			text += ": " + c.Message
+			w.last[gang] = text
+		}
+		w.timeline.Add(w.now(), "workload %s (%s): %s", u.GetName(), gang, text)
+	}
+}
+
+// lastSaid is what each gang's record last said it waits on.
+func (w *gangWatch) lastSaid() []string {
+	var out []string
+	for _, g := range []string{"fits", "exceeds"} {
+		if why := w.last[g]; why != "" {
+			out = append(out, fmt.Sprintf("%s gang: %s", g, strings.TrimSpace(why)))
+		}
+	}
+	return out
+}
