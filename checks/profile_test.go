@@ -266,6 +266,13 @@ controller: {namespace: q, selector: app=q}
 		n, _, _ = unstructured.NestedInt64(exceeds.Object, "spec", "parallelism")
 		assert.Equal(t, int64(p.Gang.Probe.Exceeds.Pods), n)
 	}
+	// `aiconform cleanup` looks for leftovers of every kind a probe writes,
+	// the gang probe's own quota included.
+	var kinds []string
+	for _, gvk := range checks.ProbeKinds(checkstest.BuiltinProfiles(t)) {
+		kinds = append(kinds, gvk.Kind)
+	}
+	assert.Subset(t, kinds, []string{"ClusterQueue", "ResourceFlavor", "LocalQueue", "Job"})
 }
 
 func TestPodCount(t *testing.T) {

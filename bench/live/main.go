@@ -143,7 +143,7 @@ func run() (err error) {
 	if err := scenarios.Build(ctx, cfg, mods, scenarios.All()[0]); err != nil {
 		return fmt.Errorf("scenario demo: %w", err)
 	}
-	step("KServe and KubeRay written (scenario demo)")
+	step("the demo scenario written: KServe, KubeRay, Kubeflow Trainer with JobSet, and Kueue with an admitted gang")
 
 	objs := bench.Workload(o.size, time.Now())
 	kube, err := write(ctx, cfg, objs, o.workers, step)
