@@ -34,8 +34,9 @@ type GangWorkloads struct {
 }
 
 // GangProbe is the probe's own queue and its two gangs. Objects are YAML as
-// a user writes them for kubectl, with two placeholders the probe fills:
-// ${RUN} (the run id) and ${NAMESPACE} (the run's namespace). A cluster-
+// a user writes them for kubectl, with placeholders the probe fills: ${RUN}
+// (the run id), ${NAMESPACE} (the run's namespace) and ${IMAGE} (what its
+// pods run, --probe-image). A cluster-
 // scoped object is named after the run (its name gets "-RUN"), so a
 // reference to one is written NAME-${RUN}.
 type GangProbe struct {
@@ -61,8 +62,8 @@ const GangLabel = "aiconform.io/gang"
 
 // Objects returns the probe's objects with the placeholders filled:
 // setup first, then the fitting gang, then the exceeding one.
-func (g *GangProbe) Objects(runID, namespace string) (setup []*unstructured.Unstructured, fits, exceeds *unstructured.Unstructured, err error) {
-	fill := strings.NewReplacer("${RUN}", runID, "${NAMESPACE}", namespace)
+func (g *GangProbe) Objects(runID, namespace, image string) (setup []*unstructured.Unstructured, fits, exceeds *unstructured.Unstructured, err error) {
+	fill := strings.NewReplacer("${RUN}", runID, "${NAMESPACE}", namespace, "${IMAGE}", image)
 	parse := func(what, text string) (*unstructured.Unstructured, error) {
 		// Through JSON, so that numbers are int64 as in objects read back.
 		data, err := yaml.YAMLToJSON([]byte(fill.Replace(text)))
@@ -114,7 +115,7 @@ func (g *Gang) validate(p *Profile) error {
 		if pr.Fits.Pods < 1 || pr.Exceeds.Pods <= pr.Fits.Pods {
 			return fmt.Errorf("probe: fits needs at least one pod and exceeds more than fits")
 		}
-		if _, _, _, err := pr.Objects("RUN", "NAMESPACE"); err != nil {
+		if _, _, _, err := pr.Objects("RUN", "NAMESPACE", "IMAGE"); err != nil {
 			return fmt.Errorf("probe: %w", err)
 		}
 	}

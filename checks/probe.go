@@ -121,7 +121,7 @@ func ProbeKinds(ps []*Profile) []schema.GroupVersionKind {
 		}
 		if p.Gang != nil && p.Gang.Probe != nil {
 			// Validated when the profile was read: they parse.
-			setup, fits, exceeds, _ := p.Gang.Probe.Objects("", "")
+			setup, fits, exceeds, _ := p.Gang.Probe.Objects("", "", "")
 			objs = append(append(objs, setup...), fits, exceeds)
 		}
 		for _, u := range objs {

@@ -254,8 +254,13 @@ controller: {namespace: q, selector: app=q}
 			continue
 		}
 		require.NotNil(t, p.Gang)
-		setup, fits, exceeds, err := p.Gang.Probe.Objects("RUN1", "aiconform-probe-RUN1")
+		setup, fits, exceeds, err := p.Gang.Probe.Objects("RUN1", "aiconform-probe-RUN1", "mirror.example/pause:3.10")
 		require.NoError(t, err)
+		for _, gang := range []*unstructured.Unstructured{fits, exceeds} {
+			cs, _, _ := unstructured.NestedSlice(gang.Object, "spec", "template", "spec", "containers")
+			require.Len(t, cs, 1)
+			assert.Equal(t, "mirror.example/pause:3.10", cs[0].(map[string]any)["image"], "--probe-image runs the gangs")
+		}
 		require.Len(t, setup, 3)
 		cq, _, _ := unstructured.NestedString(setup[2].Object, "spec", "clusterQueue")
 		assert.Equal(t, "aiconform-gang-RUN1", cq, "the LocalQueue names the ClusterQueue as Label will rename it")

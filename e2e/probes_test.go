@@ -174,14 +174,18 @@ spec:
 		assert.NotEqual(t, "Implemented", requirement(t, rep, "gang_scheduling").Status)
 		assertNoLeftovers(ctx, t, cs, dyn)
 
-		// The published roles are enough for the gang probe.
+		// The published roles are enough for the gang probe; its pods run
+		// the image of an air-gapped cluster's registry when told.
 		const as = "system:serviceaccount:gang-auditors:prober"
+		const mirror = "registry.example/mirror/pause:3.10"
 		bindRoles(ctx, t, cs, "gang-auditors", "prober", "aiconform-reader.yaml")
 		bindRoles(ctx, t, cs, "gang-auditors", "prober", "aiconform-prober.yaml")
 		require.NoError(t, wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-			rep, _, _ = gang(t, "--as", as, "--probe", "--probe-timeout", "1m")
+			rep, md, _ = gang(t, "--as", as, "--probe", "--probe-timeout", "1m", "--probe-image", mirror)
 			return reportCheck(t, rep, "gang-probe", "kueue").Status == "pass", nil
 		}), "gang-probe with the published roles: %s", reportCheck(t, rep, "gang-probe", "kueue").Reason)
+		assert.Contains(t, md, "image: "+mirror)
+		assert.NotContains(t, md, "image: "+probe.DefaultImage)
 		assertNoLeftovers(ctx, t, cs, dyn)
 	})
 

@@ -38,6 +38,10 @@ const NamespacePrefix = "aiconform-probe-"
 // check the runner left behind must not create what cleanup already missed.
 var ErrClosed = errors.New("probe session is closed: the run is cleaning up")
 
+// DefaultImage is what a probe's own pods run: a container that does
+// nothing until it is stopped, small, and in every Kubernetes registry.
+const DefaultImage = "registry.k8s.io/pause:3.10"
+
 // Namespaces is the core namespace resource.
 var Namespaces = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 
@@ -58,6 +62,9 @@ type Session struct {
 	// Timeout bounds how long a canary may take to be reconciled, and then
 	// collected once deleted.
 	Timeout time.Duration
+	// Image runs the pods a probe makes itself (the gang probe's members):
+	// DefaultImage, or its copy in a registry an air-gapped cluster reaches.
+	Image string
 
 	dyn    dynamic.Interface
 	mapper meta.RESTMapper
@@ -74,7 +81,7 @@ type Session struct {
 
 // NewSession prepares a session; nothing is written until a check asks.
 func NewSession(dyn dynamic.Interface, mapper meta.RESTMapper, runID string, timeout time.Duration) *Session {
-	return &Session{RunID: runID, Namespace: NamespacePrefix + runID, Timeout: timeout, dyn: dyn, mapper: mapper}
+	return &Session{RunID: runID, Namespace: NamespacePrefix + runID, Timeout: timeout, Image: DefaultImage, dyn: dyn, mapper: mapper}
 }
 
 // begin admits one write, unless the session is closing. The caller must

@@ -48,6 +48,7 @@ func TestExitCodes(t *testing.T) {
 		{"forbidden is an error, exit 1", []string{"check", "gpu-allocatable", "--fixture", "forbidden-nodes"}, 1, "error", ""},
 		{"unknown id names the nearest", []string{"check", "robust_controler", "--fixture", "demo"}, 2, "", `did you mean "robust_controller"`},
 		{"no id", []string{"check", "--fixture", "demo"}, 2, "", "name what to check"},
+		{"no probe image", []string{"check", "all", "--fixture", "demo", "--probe-image", ""}, 2, "", "--probe-image must name an image"},
 		{"unknown operator", []string{"check", "all", "--fixture", "demo", "--operator", "acme"}, 2, "", `unknown operator "acme"`},
 		{"bad output", []string{"check", "all", "--fixture", "demo", "-o", "xml"}, 2, "", "--output"},
 		{"unknown flag", []string{"check", "all", "--fixtur", "demo"}, 2, "", "unknown flag"},

@@ -9,6 +9,7 @@ import (
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/checks/builtin"
 	"github.com/aiconform/aiconform/cluster"
+	"github.com/aiconform/aiconform/probe"
 	"github.com/aiconform/aiconform/report"
 	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -27,6 +28,8 @@ type RunFlags struct {
 	// Probe allows writes: dry runs and a canary per operator (--probe).
 	Probe        bool
 	ProbeTimeout time.Duration
+	// ProbeImage runs the pods a probe makes itself (--probe-image).
+	ProbeImage string
 	// Redact replaces identifying values with pseudonyms keyed by the
 	// bytes of the RedactKey file (--redact, --redact-key).
 	Redact    bool
@@ -48,6 +51,7 @@ func (f *RunFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.Progress, "progress", false, "show progress on stderr even when it is not a terminal")
 	fs.BoolVar(&f.Probe, "probe", false, "prove behaviour by writing to the cluster: dry-run creates against the operators' webhooks, and a canary resource per operator in a namespace of the run's own, deleted at the end")
 	fs.DurationVar(&f.ProbeTimeout, "probe-timeout", 5*time.Minute, "how long a canary may take to be reconciled, and then collected once deleted")
+	fs.StringVar(&f.ProbeImage, "probe-image", probe.DefaultImage, "the image of the pods a probe runs itself (the gang probe's); its copy in your registry for an air-gapped cluster")
 	fs.BoolVar(&f.Redact, "redact", false, "replace node names, IP addresses, URL hosts and cloud account ids with stable pseudonyms in every output, for a public report")
 	fs.StringVar(&f.RedactKey, "redact-key", "", "a file whose bytes key the --redact pseudonyms, so that they stay the same across runs (default: a random key of this run only)")
 }
@@ -65,6 +69,8 @@ func (f *RunFlags) Validate() error {
 		return usageErrorf("--probe writes to a live cluster; a --fixture is a recording and cannot answer")
 	case f.ProbeTimeout <= 0:
 		return usageErrorf("--probe-timeout must be positive")
+	case f.ProbeImage == "":
+		return usageErrorf("--probe-image must name an image")
 	}
 	return nil
 }
@@ -117,6 +123,7 @@ func (f *RunFlags) Report(ctx context.Context, ids []string, failOn checks.Level
 		if err != nil {
 			return nil, err
 		}
+		sess.Image = f.ProbeImage
 		opts.Probe = sess
 		fmt.Fprintf(errOut, "probes: run %s, namespace %s\n", sess.RunID, sess.Namespace)
 		defer closeProbes(ctx, sess, errOut)
