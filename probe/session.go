@@ -328,3 +328,55 @@ func waitingFor(obj *unstructured.Unstructured) string {
 	}
 	return strings.Join(msgs, "; ")
 }
+
+// Source is one resource a probe follows.
+type Source struct {
+	// Tag names the source in each Event.
+	Tag string
+	GVR schema.GroupVersionResource
+	// Namespaced follows the run's namespace; otherwise the whole
+	// cluster-scoped resource.
+	Namespaced bool
+	// Options carry the label and field selectors.
+	Options metav1.ListOptions
+}
+
+// Event is one watch event and the source it came from.
+type Event struct {
+	Tag string
+	watch.Event
+}
+
+// WatchAll follows every source from resourceVersion on, into one channel,
+// until stop is called or ctx ends: a probe applies the events of all it
+// created in the order it receives them, on one goroutine.
+func (s *Session) WatchAll(ctx context.Context, resourceVersion string, sources []Source) (events <-chan Event, stop func(), err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	out := make(chan Event)
+	for _, src := range sources {
+		wi, err := s.Watch(ctx, src.GVR, src.Namespaced, resourceVersion, src.Options)
+		if err != nil {
+			cancel()
+			return nil, nil, fmt.Errorf("watch %s: %w", src.GVR.Resource, err)
+		}
+		go func() {
+			defer wi.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case ev, ok := <-wi.ResultChan():
+					if !ok {
+						return
+					}
+					select {
+					case out <- Event{src.Tag, ev}:
+					case <-ctx.Done():
+						return
+					}
+				}
+			}
+		}()
+	}
+	return out, cancel, nil
+}

@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -263,57 +263,20 @@ type canaryWatch struct {
 	timeline                        probe.Timeline
 }
 
-type taggedEvent struct {
-	kind string // "" for the canary itself
-	ev   watch.Event
-}
-
 // start watches the canary (by name) and each child kind (by the child
 // label) from the canary's creation on, into one channel.
-func (w *canaryWatch) start(ctx context.Context, s *probe.Session, m *meta.RESTMapping, rv string, namespaced bool) (<-chan taggedEvent, func(), error) {
-	ctx, cancel := context.WithCancel(ctx)
-	out := make(chan taggedEvent)
-	type source struct {
-		kind       string
-		gvr        schema.GroupVersionResource
-		namespaced bool
-		opts       metav1.ListOptions
-	}
-	sources := []source{{"", m.Resource, namespaced, metav1.ListOptions{FieldSelector: "metadata.name=" + w.name}}}
+func (w *canaryWatch) start(ctx context.Context, s *probe.Session, m *meta.RESTMapping, rv string, namespaced bool) (<-chan probe.Event, func(), error) {
+	sources := []probe.Source{{Tag: "", GVR: m.Resource, Namespaced: namespaced, Options: metav1.ListOptions{FieldSelector: "metadata.name=" + w.name}}}
 	for _, kind := range w.childKinds() {
 		if res, ok := w.custom[kind]; ok {
 			// Matched by ownership, in apply: nothing labels them.
-			sources = append(sources, source{kind, res.GVR, true, metav1.ListOptions{}})
+			sources = append(sources, probe.Source{Tag: kind, GVR: res.GVR, Namespaced: true})
 			continue
 		}
-		sources = append(sources, source{kind, childResources[kind].GVR, true, metav1.ListOptions{LabelSelector: w.k.ChildLabel + "=" + w.name}})
+		sources = append(sources, probe.Source{Tag: kind, GVR: childResources[kind].GVR, Namespaced: true,
+			Options: metav1.ListOptions{LabelSelector: w.k.ChildLabel + "=" + w.name}})
 	}
-	for _, src := range sources {
-		wi, err := s.Watch(ctx, src.gvr, src.namespaced, rv, src.opts)
-		if err != nil {
-			cancel()
-			return nil, nil, fmt.Errorf("watch %s: %w", src.gvr.Resource, err)
-		}
-		go func() {
-			defer wi.Stop()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case ev, ok := <-wi.ResultChan():
-					if !ok {
-						return
-					}
-					select {
-					case out <- taggedEvent{src.kind, ev}:
-					case <-ctx.Done():
-						return
-					}
-				}
-			}
-		}()
-	}
-	return out, cancel, nil
+	return s.WatchAll(ctx, rv, sources)
 }
 
 // childKinds are the kinds watched: the profile's, and pods always, since
@@ -331,7 +294,7 @@ func (w *canaryWatch) childKinds() []string {
 }
 
 // until applies events until done() holds or ctx ends.
-func (w *canaryWatch) until(ctx context.Context, events <-chan taggedEvent, done func() bool) bool {
+func (w *canaryWatch) until(ctx context.Context, events <-chan probe.Event, done func() bool) bool {
 	for !done() {
 		select {
 		case <-ctx.Done():
@@ -343,18 +306,18 @@ func (w *canaryWatch) until(ctx context.Context, events <-chan taggedEvent, done
 	return true
 }
 
-func (w *canaryWatch) apply(e taggedEvent) {
-	u, ok := e.ev.Object.(*unstructured.Unstructured)
+func (w *canaryWatch) apply(e probe.Event) {
+	u, ok := e.Object.(*unstructured.Unstructured)
 	if !ok {
 		return // bookmarks and errors carry no object of ours
 	}
-	switch e.ev.Type {
+	switch e.Type {
 	case watch.Added, watch.Modified, watch.Deleted:
 	default:
 		return
 	}
-	if e.kind == "" {
-		if e.ev.Type == watch.Deleted {
+	if e.Tag == "" {
+		if e.Type == watch.Deleted {
 			w.gone = true
 			w.add("%s gone", w.name)
 			w.finishCollect()
@@ -384,11 +347,11 @@ func (w *canaryWatch) apply(e taggedEvent) {
 		}
 		return
 	}
-	if _, custom := w.custom[e.kind]; custom && !ownedByName(u, w.name) {
+	if _, custom := w.custom[e.Tag]; custom && !ownedByName(u, w.name) {
 		return // another resource's, in the same namespace
 	}
-	key := w.kindName(e.kind) + "/" + u.GetName()
-	if e.ev.Type == watch.Deleted {
+	key := w.kindName(e.Tag) + "/" + u.GetName()
+	if e.Type == watch.Deleted {
 		delete(w.children, key)
 		w.finishCollect()
 		return
@@ -397,8 +360,8 @@ func (w *canaryWatch) apply(e taggedEvent) {
 		if len(w.kinds) == 0 {
 			w.add("first child: %s", key)
 		}
-		if !w.kinds[e.kind] {
-			w.kinds[e.kind] = true
+		if !w.kinds[e.Tag] {
+			w.kinds[e.Tag] = true
 			if len(w.kinds) == len(w.childKinds()) {
 				w.add("every child kind present: %s", strings.Join(w.kindList(), ", "))
 			}

@@ -171,29 +171,29 @@ func TestCanaryTimeline(t *testing.T) {
 	}
 	ready := map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
 	notReady := map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "Unknown"}}}
-	events := []taggedEvent{
-		{"", watch.Event{Type: watch.Added, Object: obj("w", nil)}},
-		{"Deployment", watch.Event{Type: watch.Added, Object: obj("w-predictor", nil)}},
-		{"", watch.Event{Type: watch.Modified, Object: obj("w", notReady)}},
-		{"Service", watch.Event{Type: watch.Added, Object: obj("w-predictor", nil)}},
-		{"", watch.Event{Type: watch.Bookmark, Object: obj("w", ready)}}, // bookmarks say nothing
-		{"Pod", watch.Event{Type: watch.Added, Object: obj("w-predictor-1", nil)}},
-		{"", watch.Event{Type: watch.Modified, Object: obj("w", ready)}},
+	events := []probe.Event{
+		{Tag: "", Event: watch.Event{Type: watch.Added, Object: obj("w", nil)}},
+		{Tag: "Deployment", Event: watch.Event{Type: watch.Added, Object: obj("w-predictor", nil)}},
+		{Tag: "", Event: watch.Event{Type: watch.Modified, Object: obj("w", notReady)}},
+		{Tag: "Service", Event: watch.Event{Type: watch.Added, Object: obj("w-predictor", nil)}},
+		{Tag: "", Event: watch.Event{Type: watch.Bookmark, Object: obj("w", ready)}}, // bookmarks say nothing
+		{Tag: "Pod", Event: watch.Event{Type: watch.Added, Object: obj("w-predictor-1", nil)}},
+		{Tag: "", Event: watch.Event{Type: watch.Modified, Object: obj("w", ready)}},
 	}
 	for _, e := range events {
 		w.apply(e)
 	}
 	require.True(t, w.ready, "Ready=True makes the canary ready; Unknown did not")
 	w.deletedAt = clock.now()
-	for _, e := range []taggedEvent{
-		{"", watch.Event{Type: watch.Deleted, Object: obj("w", ready)}},
-		{"Service", watch.Event{Type: watch.Deleted, Object: obj("w-predictor", nil)}},
-		{"Pod", watch.Event{Type: watch.Deleted, Object: obj("w-predictor-1", nil)}},
+	for _, e := range []probe.Event{
+		{Tag: "", Event: watch.Event{Type: watch.Deleted, Object: obj("w", ready)}},
+		{Tag: "Service", Event: watch.Event{Type: watch.Deleted, Object: obj("w-predictor", nil)}},
+		{Tag: "Pod", Event: watch.Event{Type: watch.Deleted, Object: obj("w-predictor-1", nil)}},
 	} {
 		w.apply(e)
 	}
 	assert.True(t, w.collectedAt.IsZero(), "the Deployment is still there")
-	w.apply(taggedEvent{"Deployment", watch.Event{Type: watch.Deleted, Object: obj("w-predictor", nil)}})
+	w.apply(probe.Event{Tag: "Deployment", Event: watch.Event{Type: watch.Deleted, Object: obj("w-predictor", nil)}})
 	assert.False(t, w.collectedAt.IsZero())
 	var names []string
 	for _, row := range w.table().Rows {
@@ -258,13 +258,13 @@ func TestCanaryJobTimeline(t *testing.T) {
 		return u
 	}
 	w := newWatch()
-	for _, e := range []taggedEvent{
-		{"", watch.Event{Type: watch.Added, Object: obj("c", "")}},
-		{"jobsets.jobset.x-k8s.io", watch.Event{Type: watch.Added, Object: obj("other", "another-trainjob")}},
-		{"jobsets.jobset.x-k8s.io", watch.Event{Type: watch.Added, Object: obj("c", "c")}},
-		{"Job", watch.Event{Type: watch.Added, Object: obj("c-node-0", "")}},
-		{"Pod", watch.Event{Type: watch.Added, Object: obj("c-node-0-0-x", "")}},
-		{"", watch.Event{Type: watch.Modified, Object: obj("c", "", cond("Complete", "True", "AllJobsCompleted"))}},
+	for _, e := range []probe.Event{
+		{Tag: "", Event: watch.Event{Type: watch.Added, Object: obj("c", "")}},
+		{Tag: "jobsets.jobset.x-k8s.io", Event: watch.Event{Type: watch.Added, Object: obj("other", "another-trainjob")}},
+		{Tag: "jobsets.jobset.x-k8s.io", Event: watch.Event{Type: watch.Added, Object: obj("c", "c")}},
+		{Tag: "Job", Event: watch.Event{Type: watch.Added, Object: obj("c-node-0", "")}},
+		{Tag: "Pod", Event: watch.Event{Type: watch.Added, Object: obj("c-node-0-0-x", "")}},
+		{Tag: "", Event: watch.Event{Type: watch.Modified, Object: obj("c", "", cond("Complete", "True", "AllJobsCompleted"))}},
 	} {
 		w.apply(e)
 	}
@@ -278,7 +278,7 @@ func TestCanaryJobTimeline(t *testing.T) {
 	assert.Equal(t, []string{"first child: JobSet/c", "every child kind present: JobSet, Job, Pod", "status first written", "Ready (Complete)"}, steps)
 
 	w = newWatch()
-	w.apply(taggedEvent{"", watch.Event{Type: watch.Modified, Object: obj("c", "", cond("Failed", "True", "FailedJobs"))}})
+	w.apply(probe.Event{Tag: "", Event: watch.Event{Type: watch.Modified, Object: obj("c", "", cond("Failed", "True", "FailedJobs"))}})
 	assert.False(t, w.ready)
 	assert.Equal(t, []string{"Failed=True FailedJobs: FailedJobs happened"}, w.failed)
 }
@@ -303,16 +303,16 @@ func TestCanaryQueueTimeline(t *testing.T) {
 		}
 		return u
 	}
-	w.apply(taggedEvent{"", watch.Event{Type: watch.Added, Object: q("", false)}})
-	w.apply(taggedEvent{"", watch.Event{Type: watch.Modified, Object: q("False", false)}})
+	w.apply(probe.Event{Tag: "", Event: watch.Event{Type: watch.Added, Object: q("", false)}})
+	w.apply(probe.Event{Tag: "", Event: watch.Event{Type: watch.Modified, Object: q("False", false)}})
 	assert.False(t, w.ready, "Active=False is not Ready")
-	w.apply(taggedEvent{"", watch.Event{Type: watch.Modified, Object: q("True", false)}})
+	w.apply(probe.Event{Tag: "", Event: watch.Event{Type: watch.Modified, Object: q("True", false)}})
 	require.True(t, w.ready)
 	w.deletedAt = clock.now()
-	w.apply(taggedEvent{"", watch.Event{Type: watch.Modified, Object: q("True", true)}})
+	w.apply(probe.Event{Tag: "", Event: watch.Event{Type: watch.Modified, Object: q("True", true)}})
 	assert.True(t, w.collectedAt.IsZero(), "still there: its finalizer holds it")
 	assert.Equal(t, []string{"kueue.x-k8s.io/resource-in-use"}, w.heldBy)
-	w.apply(taggedEvent{"", watch.Event{Type: watch.Deleted, Object: q("True", true)}})
+	w.apply(probe.Event{Tag: "", Event: watch.Event{Type: watch.Deleted, Object: q("True", true)}})
 	assert.False(t, w.collectedAt.IsZero(), "gone once the controller released it")
 	var steps []string
 	for _, s := range w.timeline.Rows {

@@ -185,54 +185,20 @@ func createFailed(r checks.Result, obj *unstructured.Unstructured, err error) (c
 	return r, nil
 }
 
-type gangEvent struct {
-	pod bool
-	ev  watch.Event
-}
+// podsTag and recordsTag name the probe's two watches.
+const podsTag, recordsTag = "pods", "records"
 
 // start watches the gangs' pods (by the gang label) and the workload
 // records of the run's namespace from rv on, into one channel.
-func (w *gangWatch) start(ctx context.Context, s *probe.Session, workloads cluster.Resource, rv string) (<-chan gangEvent, func(), error) {
-	ctx, cancel := context.WithCancel(ctx)
-	out := make(chan gangEvent)
-	sources := []struct {
-		pod  bool
-		res  cluster.Resource
-		opts metav1.ListOptions
-	}{
-		{true, cluster.Pods, metav1.ListOptions{LabelSelector: checks.GangLabel}},
-		{false, workloads, metav1.ListOptions{}},
-	}
-	for _, src := range sources {
-		wi, err := s.Watch(ctx, src.res.GVR, true, rv, src.opts)
-		if err != nil {
-			cancel()
-			return nil, nil, fmt.Errorf("watch %s: %w", src.res.GVR.Resource, err)
-		}
-		go func() {
-			defer wi.Stop()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case ev, ok := <-wi.ResultChan():
-					if !ok {
-						return
-					}
-					select {
-					case out <- gangEvent{src.pod, ev}:
-					case <-ctx.Done():
-						return
-					}
-				}
-			}
-		}()
-	}
-	return out, cancel, nil
+func (w *gangWatch) start(ctx context.Context, s *probe.Session, workloads cluster.Resource, rv string) (<-chan probe.Event, func(), error) {
+	return s.WatchAll(ctx, rv, []probe.Source{
+		{Tag: podsTag, GVR: cluster.Pods.GVR, Namespaced: true, Options: metav1.ListOptions{LabelSelector: checks.GangLabel}},
+		{Tag: recordsTag, GVR: workloads.GVR, Namespaced: true},
+	})
 }
 
 // until applies events until done() holds or ctx ends.
-func (w *gangWatch) until(ctx context.Context, events <-chan gangEvent, done func() bool) bool {
+func (w *gangWatch) until(ctx context.Context, events <-chan probe.Event, done func() bool) bool {
 	for !done() {
 		select {
 		case <-ctx.Done():
@@ -244,15 +210,15 @@ func (w *gangWatch) until(ctx context.Context, events <-chan gangEvent, done fun
 	return true
 }
 
-func (w *gangWatch) apply(e gangEvent) {
-	if e.ev.Type != watch.Added && e.ev.Type != watch.Modified {
+func (w *gangWatch) apply(e probe.Event) {
+	if e.Type != watch.Added && e.Type != watch.Modified {
 		return
 	}
-	u, ok := e.ev.Object.(*unstructured.Unstructured)
+	u, ok := e.Object.(*unstructured.Unstructured)
 	if !ok {
 		return
 	}
-	if !e.pod {
+	if e.Tag == recordsTag {
 		w.applyRecord(u)
 		return
 	}
