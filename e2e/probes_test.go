@@ -176,10 +176,12 @@ spec:
 
 		// The published roles are enough for the gang probe; its pods run
 		// the image of an air-gapped cluster's registry when told.
-		const as = "system:serviceaccount:gang-auditors:prober"
+		// (Bindings are named after the role and the account: another
+		// account name than LeastPrivilege's.)
+		const as = "system:serviceaccount:gang-auditors:gang-prober"
 		const mirror = "registry.example/mirror/pause:3.10"
-		bindRoles(ctx, t, cs, "gang-auditors", "prober", "aiconform-reader.yaml")
-		bindRoles(ctx, t, cs, "gang-auditors", "prober", "aiconform-prober.yaml")
+		bindRoles(ctx, t, cs, "gang-auditors", "gang-prober", "aiconform-reader.yaml")
+		bindRoles(ctx, t, cs, "gang-auditors", "gang-prober", "aiconform-prober.yaml")
 		require.NoError(t, wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 			rep, md, _ = gang(t, "--as", as, "--probe", "--probe-timeout", "1m", "--probe-image", mirror)
 			return reportCheck(t, rep, "gang-probe", "kueue").Status == "pass", nil
