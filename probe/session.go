@@ -380,3 +380,17 @@ func (s *Session) WatchAll(ctx context.Context, resourceVersion string, sources 
 	}
 	return out, cancel, nil
 }
+
+// Until hands events to apply, one at a time, until done holds (true) or
+// ctx ends (false).
+func Until(ctx context.Context, events <-chan Event, apply func(Event), done func() bool) bool {
+	for !done() {
+		select {
+		case <-ctx.Done():
+			return false
+		case e := <-events:
+			apply(e)
+		}
+	}
+	return true
+}

@@ -220,3 +220,18 @@ func TestClusterScopedObjectsAreNamedAfterTheRunAndDeleted(t *testing.T) {
 	_, err = dyn.Resource(poolGVR).Get(ctx, "users-pool", metav1.GetOptions{})
 	assert.NoError(t, err, "an unlabelled object is never touched")
 }
+
+func TestUntil(t *testing.T) {
+	events := make(chan Event, 3)
+	for _, tag := range []string{"a", "b", "c"} {
+		events <- Event{Tag: tag}
+	}
+	var seen []string
+	apply := func(e Event) { seen = append(seen, e.Tag) }
+	assert.True(t, Until(context.Background(), events, apply, func() bool { return len(seen) == 2 }))
+	assert.Equal(t, []string{"a", "b"}, seen, "no event is taken once done holds")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	assert.False(t, Until(ctx, make(chan Event), apply, func() bool { return false }), "an ended context ends the wait")
+}

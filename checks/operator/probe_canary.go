@@ -130,7 +130,7 @@ func (CanaryReconciled) Run(ctx context.Context, env *checks.Env) (checks.Result
 	defer stop()
 
 	readyCtx, cancel := context.WithTimeout(ctx, s.Timeout)
-	ready := w.until(readyCtx, events, func() bool { return w.ready || len(w.failed) > 0 })
+	ready := probe.Until(readyCtx, events, w.apply, func() bool { return w.ready || len(w.failed) > 0 })
 	cancel()
 	if ctx.Err() != nil {
 		return r, ctx.Err()
@@ -189,7 +189,7 @@ func (CanaryReconciled) Run(ctx context.Context, env *checks.Env) (checks.Result
 	w.deletedAt = env.Now()
 	w.addAt(w.deletedAt, "deleted")
 	gcCtx, cancel := context.WithTimeout(ctx, s.Timeout)
-	collected := w.until(gcCtx, events, func() bool { return w.gone && len(w.children) == 0 })
+	collected := probe.Until(gcCtx, events, w.apply, func() bool { return w.gone && len(w.children) == 0 })
 	cancel()
 	if ctx.Err() != nil {
 		return r, ctx.Err()
@@ -291,19 +291,6 @@ func (w *canaryWatch) childKinds() []string {
 		kinds = append(kinds, "Pod")
 	}
 	return kinds
-}
-
-// until applies events until done() holds or ctx ends.
-func (w *canaryWatch) until(ctx context.Context, events <-chan probe.Event, done func() bool) bool {
-	for !done() {
-		select {
-		case <-ctx.Done():
-			return false
-		case e := <-events:
-			w.apply(e)
-		}
-	}
-	return true
 }
 
 func (w *canaryWatch) apply(e probe.Event) {

@@ -124,7 +124,7 @@ func (GangProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, error
 	}
 
 	fitCtx, cancel := context.WithTimeout(ctx, s.Timeout)
-	whole := w.until(fitCtx, events, func() bool { return len(w.bound["fits"]) >= gp.Fits.Pods || len(w.bound["exceeds"]) > 0 })
+	whole := probe.Until(fitCtx, events, w.apply, func() bool { return len(w.bound["fits"]) >= gp.Fits.Pods || len(w.bound["exceeds"]) > 0 })
 	cancel()
 	if ctx.Err() != nil {
 		return r, ctx.Err()
@@ -134,7 +134,7 @@ func (GangProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, error
 		w.timeline.Add(fitsAt, "every pod of the fitting gang bound")
 		window := min(gangWindow, s.Timeout)
 		winCtx, cancel := context.WithTimeout(ctx, window)
-		w.until(winCtx, events, func() bool { return len(w.bound["exceeds"]) > 0 })
+		probe.Until(winCtx, events, w.apply, func() bool { return len(w.bound["exceeds"]) > 0 })
 		cancel()
 		if ctx.Err() != nil {
 			return r, ctx.Err()
@@ -195,19 +195,6 @@ func (w *gangWatch) start(ctx context.Context, s *probe.Session, workloads clust
 		{Tag: podsTag, GVR: cluster.Pods.GVR, Namespaced: true, Options: metav1.ListOptions{LabelSelector: checks.GangLabel}},
 		{Tag: recordsTag, GVR: workloads.GVR, Namespaced: true},
 	})
-}
-
-// until applies events until done() holds or ctx ends.
-func (w *gangWatch) until(ctx context.Context, events <-chan probe.Event, done func() bool) bool {
-	for !done() {
-		select {
-		case <-ctx.Done():
-			return false
-		case e := <-events:
-			w.apply(e)
-		}
-	}
-	return true
 }
 
 func (w *gangWatch) apply(e probe.Event) {
