@@ -211,7 +211,30 @@ func (s *Source) Info(context.Context) (cluster.Info, error) {
 func (s *Source) List(_ context.Context, q cluster.Query) ([]runtime.Object, time.Time, error) {
 	s.count(false, q)
 	objs, err := s.match(q)
-	return objs, s.Now(), err
+	now := s.Now()
+	if q.Resource == cluster.Leases {
+		objs = renewed(objs, now)
+	}
+	return objs, now, err
+}
+
+// renewed answers Leases as running leaders keep them: renewed two seconds
+// before now. The cluster is generated once and read for as long as a test
+// or a benchmark runs; a Lease written once would go stale under a slow
+// run, and controller-lease would rightly fail.
+func renewed(objs []runtime.Object, now time.Time) []runtime.Object {
+	out := make([]runtime.Object, len(objs))
+	for i, o := range objs {
+		l, ok := o.(*coordinationv1.Lease)
+		if !ok || l.Spec.RenewTime == nil {
+			out[i] = o
+			continue
+		}
+		l = l.DeepCopy()
+		l.Spec.RenewTime = &metav1.MicroTime{Time: now.Add(-2 * time.Second)}
+		out[i] = l
+	}
+	return out
 }
 
 // Table implements cluster.Source.
