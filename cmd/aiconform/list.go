@@ -52,20 +52,30 @@ func NewCmdList(streams genericiooptions.IOStreams) *cobra.Command {
 			}
 			fmt.Fprintln(streams.Out)
 			w = printers.GetNewTabWriter(streams.Out)
-			fmt.Fprintln(w, "OPERATOR\tGROUPS\tCONTROLLER\tPROBES\tTITLE")
+			fmt.Fprintln(w, "OPERATOR\tGROUPS\tCONTROLLER\tCARRIES\tPROBES\tTITLE")
 			for _, p := range profiles {
+				var what []string
+				if p.Probe != nil && p.Probe.Invalid != "" {
+					what = append(what, "webhook")
+				}
+				if p.Probe != nil && p.Probe.Canary != "" {
+					what = append(what, "canary")
+				}
+				if p.Gang != nil && p.Gang.Probe != nil {
+					what = append(what, "gang")
+				}
 				probes := "none"
-				if p.Probe != nil {
-					var what []string
-					if p.Probe.Invalid != "" {
-						what = append(what, "webhook")
-					}
-					if p.Probe.Canary != "" {
-						what = append(what, "canary")
-					}
+				if len(what) > 0 {
 					probes = strings.Join(what, ",")
 				}
-				fmt.Fprintf(w, "%s\t%s\t%s/%s\t%s\t%s\n", p.Name, strings.Join(p.Groups, ","), p.Controller.Namespace, p.Controller.Deployment, probes, p.Title)
+				var carries []string
+				for _, r := range catalog {
+					if r.PerOperator && p.CandidateFor(r.ID) {
+						carries = append(carries, r.ID)
+					}
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s/%s\t%s\t%s\t%s\n", p.Name, strings.Join(p.Groups, ","), p.Controller.Namespace, p.Controller.Deployment,
+					strings.Join(carries, ","), probes, p.Title)
 			}
 			return w.Flush()
 		},
