@@ -232,3 +232,21 @@ func Contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// ObjectName is namespace/name, or the name of a cluster-scoped object, as
+// messages name an object.
+func ObjectName(u *unstructured.Unstructured) string {
+	if u.GetNamespace() == "" {
+		return u.GetName()
+	}
+	return u.GetNamespace() + "/" + u.GetName()
+}
+
+// CapLines joins the first n lines with sep and says how many more there
+// are, so that a verdict on a large cluster stays one line.
+func CapLines(lines []string, n int, sep string) string {
+	if len(lines) <= n {
+		return strings.Join(lines, sep)
+	}
+	return fmt.Sprintf("%s%sand %d more", strings.Join(lines[:n], sep), sep, len(lines)-n)
+}

@@ -300,16 +300,16 @@ func (GPUDevicePlugin) Run(ctx context.Context, env *checks.Env) (checks.Result,
 	if judged == 0 && len(warns) == 0 {
 		// No node has an accelerator a known plugin serves: nothing was
 		// judged, and saying so is all there is.
-		r.Finish(checks.Skip, "aiconform knows no device plugin for the accelerators of %s: %s", checks.Plural(len(gpuNodes), "GPU node"), capLines(unknowns, maxNodeEvidence))
+		r.Finish(checks.Skip, "aiconform knows no device plugin for the accelerators of %s: %s", checks.Plural(len(gpuNodes), "GPU node"), checks.CapLines(unknowns, maxNodeEvidence, "; "))
 		return r, nil
 	}
 	warns = append(unknowns, warns...)
 	r.Details = append(append([]string(nil), fails...), warns...)
 	switch {
 	case len(fails) > 0:
-		r.Finish(checks.Fail, "%s", capLines(fails, maxNodeEvidence))
+		r.Finish(checks.Fail, "%s", checks.CapLines(fails, maxNodeEvidence, "; "))
 	case len(warns) > 0:
-		r.Finish(checks.Warn, "a Ready device plugin pod on each judged GPU node (%s), but %s", pluginNames(sets), capLines(warns, maxNodeEvidence))
+		r.Finish(checks.Warn, "a Ready device plugin pod on each judged GPU node (%s), but %s", pluginNames(sets), checks.CapLines(warns, maxNodeEvidence, "; "))
 	default:
 		r.Finish(checks.Pass, "a Ready device plugin pod on each of %s (%s)%s", checks.Plural(len(gpuNodes), "GPU node"), pluginNames(sets), policy)
 	}
@@ -455,14 +455,6 @@ func pluginNames(sets []*pluginSet) string {
 		return "no device plugin DaemonSet"
 	}
 	return strings.Join(s, ", ")
-}
-
-// capLines joins findings, naming at most n of them.
-func capLines(lines []string, n int) string {
-	if len(lines) <= n {
-		return strings.Join(lines, "; ")
-	}
-	return fmt.Sprintf("%s; and %d more", strings.Join(lines[:n], "; "), len(lines)-n)
 }
 
 func joinNotes(notes ...string) string {

@@ -75,7 +75,7 @@ func (CRsReconciled) Run(ctx context.Context, env *checks.Env) (checks.Result, e
 		var crs []*unstructured.Unstructured
 		for _, cr := range listed {
 			if run, ok := checks.ProbeRun(cr.GetLabels(), cr.GetNamespace()); ok {
-				probes = append(probes, fmt.Sprintf("%s %s (probe run %s)", crd.Spec.Names.Kind, objectName(cr), run))
+				probes = append(probes, fmt.Sprintf("%s %s (probe run %s)", crd.Spec.Names.Kind, checks.ObjectName(cr), run))
 				continue
 			}
 			crs = append(crs, cr)
@@ -96,7 +96,7 @@ func (CRsReconciled) Run(ctx context.Context, env *checks.Env) (checks.Result, e
 		}
 		sort.SliceStable(js, func(i, j int) bool { return len(js[i].problems) > 0 && len(js[j].problems) == 0 })
 		for _, j := range js {
-			id := fmt.Sprintf("%s %s", crd.Spec.Names.Kind, objectName(j.cr))
+			id := fmt.Sprintf("%s %s", crd.Spec.Names.Kind, checks.ObjectName(j.cr))
 			if len(j.problems) > 0 {
 				fails = append(fails, id+": "+strings.Join(j.problems, ", "))
 			} else {
@@ -155,9 +155,9 @@ func customChildrenEvidence(ctx context.Context, r *checks.Result, env *checks.E
 		for _, o := range d.custom[child] {
 			names = append(names, o.GetName())
 		}
-		note := fmt.Sprintf("the %s objects %s owns", res.Kind, objectName(cr))
+		note := fmt.Sprintf("the %s objects %s owns", res.Kind, checks.ObjectName(cr))
 		if len(names) == 0 {
-			note = fmt.Sprintf("%s owns no %s: those of its namespace, with their owners", objectName(cr), res.Kind)
+			note = fmt.Sprintf("%s owns no %s: those of its namespace, with their owners", checks.ObjectName(cr), res.Kind)
 		}
 		r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{res}, Namespace: cr.GetNamespace(), Names: names, Columns: ownerColumns}, note)
 	}
@@ -515,13 +515,6 @@ func childrenGet(k checks.ResourceKind, cr *unstructured.Unstructured) cluster.G
 	}
 	res = append(res, cluster.Pods)
 	return cluster.Get{Resources: res, Namespace: cr.GetNamespace(), LabelSelector: k.ChildLabel + "=" + cr.GetName()}
-}
-
-func objectName(u *unstructured.Unstructured) string {
-	if u.GetNamespace() == "" {
-		return u.GetName()
-	}
-	return u.GetNamespace() + "/" + u.GetName()
 }
 
 func kinds(p *checks.Profile) string {

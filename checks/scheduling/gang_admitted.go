@@ -93,7 +93,7 @@ func (GangsAdmitted) Run(ctx context.Context, env *checks.Env) (checks.Result, e
 		return r, nil
 	}
 	r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{res}, AllNamespaces: true}, "")
-	sort.Slice(gangs, func(i, j int) bool { return objectName(gangs[i].u) < objectName(gangs[j].u) })
+	sort.Slice(gangs, func(i, j int) bool { return checks.ObjectName(gangs[i].u) < checks.ObjectName(gangs[j].u) })
 	skipped := 0
 	if len(gangs) > maxGangs {
 		skipped = len(gangs) - maxGangs
@@ -113,7 +113,7 @@ func (GangsAdmitted) Run(ctx context.Context, env *checks.Env) (checks.Result, e
 				bound++
 			}
 		}
-		name := objectName(gg.u)
+		name := checks.ObjectName(gg.u)
 		switch {
 		case !gg.admitted && bound > 0:
 			partial = append(partial, fmt.Sprintf("%s is not admitted, yet %d of its %d pods are bound (Job %s)", name, bound, gg.want, gg.job))
@@ -144,7 +144,7 @@ func (GangsAdmitted) Run(ctx context.Context, env *checks.Env) (checks.Result, e
 	case len(whole) == 0:
 		r.Finish(checks.Skip, "no running admitted gang to judge (%s): the requirement rests on the probe (--probe)", summary)
 	case len(starting) > 0:
-		r.Finish(checks.Warn, "%s; but %s", strings.Join(capList(whole, 2), "; "), strings.Join(starting, "; "))
+		r.Finish(checks.Warn, "%s; but %s", checks.CapLines(whole, 2, "; "), strings.Join(starting, "; "))
 	default:
 		r.Finish(checks.Pass, "%s with every pod bound, and no waiting gang with any (%s)", checks.Plural(len(whole), "admitted gang"), summary)
 	}

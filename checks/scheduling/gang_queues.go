@@ -51,7 +51,7 @@ func (GangQueues) Run(ctx context.Context, env *checks.Env) (checks.Result, erro
 			if _, ok := checks.ProbeRun(o.GetLabels(), o.GetNamespace()); ok {
 				continue
 			}
-			name := res.Kind + " " + objectName(o)
+			name := res.Kind + " " + checks.ObjectName(o)
 			if missing := notTrue(o, q.ReadyConditions); len(missing) > 0 {
 				inactive = append(inactive, name+": "+strings.Join(missing, "; "))
 				continue
@@ -71,7 +71,7 @@ func (GangQueues) Run(ctx context.Context, env *checks.Env) (checks.Result, erro
 		// cluster's users cannot submit a gang until an admin adds one.
 		r.Finish(checks.Warn, "no %s: %s admits no workload of the cluster's own until one is created", firstKind, env.Profile.Title)
 	default:
-		r.Finish(checks.Pass, "%s Active (%s)", checks.Plural(len(active), "queue"), strings.Join(capList(active, 4), ", "))
+		r.Finish(checks.Pass, "%s Active (%s)", checks.Plural(len(active), "queue"), checks.CapLines(active, 4, ", "))
 	}
 	return r, nil
 }
@@ -95,19 +95,4 @@ func notTrue(u *unstructured.Unstructured, want []string) []string {
 		}
 	}
 	return out
-}
-
-func objectName(u *unstructured.Unstructured) string {
-	if u.GetNamespace() == "" {
-		return u.GetName()
-	}
-	return u.GetNamespace() + "/" + u.GetName()
-}
-
-// capList keeps the first n entries and says how many more there are.
-func capList(s []string, n int) []string {
-	if len(s) <= n {
-		return s
-	}
-	return append(s[:n:n], fmt.Sprintf("%d more", len(s)-n))
 }
