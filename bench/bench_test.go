@@ -31,7 +31,8 @@ func production(tb testing.TB) *Objects {
 }
 
 // assertHealthy: KServe and KubeRay pass every check, the GPU nodes are
-// allocatable, and so both requirements are met.
+// allocatable, the model servers' HPAs scale, and so every requirement is
+// met.
 func assertHealthy(t *testing.T, r Run) {
 	t.Helper()
 	seen := map[string]bool{}
@@ -47,7 +48,7 @@ func assertHealthy(t *testing.T, r Run) {
 			assert.Equal(t, checks.Skip, res.Status, "%s %s: %s", res.Check.ID, res.Operator, res.Reason)
 		}
 	}
-	assert.Len(t, seen, 22, "six read-only checks for each of three operators, Kueue's two gang checks, gpu-allocatable and gpu-device-plugin: %v", seen)
+	assert.Len(t, seen, 24, "six read-only checks for each of three operators, Kueue's two gang checks, gpu-allocatable, gpu-device-plugin, metrics-apis and hpas-active: %v", seen)
 	for _, v := range r.Verdicts {
 		assert.Equal(t, checks.Implemented, v.Status, "%s: %s", v.Requirement.ID, v.Conclusion)
 	}

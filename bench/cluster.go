@@ -5,10 +5,12 @@ import (
 	"encoding/hex"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -55,6 +57,10 @@ type Objects struct {
 	CustomResources []CustomResource
 	DaemonSets      []*appsv1.DaemonSet
 	Leases          []*coordinationv1.Lease
+	HPAs            []*autoscalingv2.HorizontalPodAutoscaler
+	// APIServices are the aggregator's registrations, unstructured as
+	// aiconform reads them.
+	APIServices []*unstructured.Unstructured
 }
 
 // CustomResource is a custom resource with the resource it is served as.
@@ -78,6 +84,8 @@ func (objs *Objects) Add(o *Objects) {
 	objs.CustomResources = append(objs.CustomResources, o.CustomResources...)
 	objs.DaemonSets = append(objs.DaemonSets, o.DaemonSets...)
 	objs.Leases = append(objs.Leases, o.Leases...)
+	objs.HPAs = append(objs.HPAs, o.HPAs...)
+	objs.APIServices = append(objs.APIServices, o.APIServices...)
 }
 
 // Cluster is the whole synthetic cluster: the bulk of Workload plus KServe
@@ -209,6 +217,10 @@ func Workload(size Size, now time.Time) *Objects {
 			}
 			name := fmt.Sprintf("%s-%d", apps[w%len(apps)], w)
 			dep, rs, pods := g.app(ns, name, gpu, w%3 == 0 && !gpu, slots[start:end])
+			if gpu && apps[w%len(apps)] == "vllm" {
+				// Model servers scale on their queue, as KEDA does it.
+				objs.HPAs = append(objs.HPAs, g.hpa(dep))
+			}
 			objs.Deployments = append(objs.Deployments, dep)
 			objs.ReplicaSets = append(objs.ReplicaSets, rs)
 			objs.Pods = append(objs.Pods, pods...)
@@ -217,8 +229,52 @@ func Workload(size Size, now time.Time) *Objects {
 	}
 	place(gpuSlots, true)
 	place(cpuSlots, false)
+	objs.APIServices = []*unstructured.Unstructured{
+		apiService("v1beta1.metrics.k8s.io", "kube-system", "metrics-server"),
+		apiService("v1beta1.external.metrics.k8s.io", "keda", "keda-operator-metrics-apiserver"),
+	}
 	objs.sort()
 	return objs
+}
+
+// hpa scales a model server on an external metric, as the HPA controller
+// leaves it once it has read the metric.
+func (g *gen) hpa(dep *appsv1.Deployment) *autoscalingv2.HorizontalPodAutoscaler {
+	target, current := resource.MustParse("10"), resource.MustParse("7")
+	metric := autoscalingv2.MetricIdentifier{Name: "s0-vllm-requests-waiting",
+		Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"scaledobject.keda.sh/name": dep.Name}}}
+	return &autoscalingv2.HorizontalPodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Namespace: dep.Namespace, Name: "keda-hpa-" + dep.Name, UID: uid("HorizontalPodAutoscaler", dep.Namespace, dep.Name),
+			CreationTimestamp: g.ago(30 * 24 * time.Hour)},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: dep.Name},
+			MinReplicas:    ptr.To[int32](1), MaxReplicas: 20,
+			Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ExternalMetricSourceType, External: &autoscalingv2.ExternalMetricSource{
+				Metric: metric, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: &target}}}},
+		},
+		Status: autoscalingv2.HorizontalPodAutoscalerStatus{
+			CurrentReplicas: replicas, DesiredReplicas: replicas,
+			CurrentMetrics: []autoscalingv2.MetricStatus{{Type: autoscalingv2.ExternalMetricSourceType, External: &autoscalingv2.ExternalMetricStatus{
+				Metric: metric, Current: autoscalingv2.MetricValueStatus{AverageValue: &current}}}},
+			Conditions: []autoscalingv2.HorizontalPodAutoscalerCondition{
+				{Type: autoscalingv2.AbleToScale, Status: corev1.ConditionTrue, Reason: "ReadyForNewScale", LastTransitionTime: g.ago(time.Hour)},
+				{Type: autoscalingv2.ScalingActive, Status: corev1.ConditionTrue, Reason: "ValidMetricFound", LastTransitionTime: g.ago(time.Hour)},
+			},
+		},
+	}
+}
+
+// apiService is an Available APIService of group.version name served by
+// the Service namespace/service.
+func apiService(name, namespace, service string) *unstructured.Unstructured {
+	version, group, _ := strings.Cut(name, ".")
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+		"metadata": map[string]any{"name": name, "uid": string(uid("APIService", "", name))},
+		"spec": map[string]any{"group": group, "version": version, "groupPriorityMinimum": int64(100), "versionPriority": int64(100),
+			"service": map[string]any{"namespace": namespace, "name": service, "port": int64(443)}},
+		"status": map[string]any{"conditions": []any{map[string]any{"type": "Available", "status": "True", "reason": "Passed", "message": "all checks passed"}}},
+	}}
 }
 
 // appNamespaces names n application namespaces team-stage.

@@ -71,7 +71,7 @@ func Total(counts map[string]int) int {
 var builtins = []cluster.Resource{
 	cluster.Nodes, cluster.Namespaces, cluster.Pods, cluster.Services, cluster.Deployments, cluster.ReplicaSets, cluster.Jobs,
 	cluster.EndpointSlices, cluster.CRDs, cluster.ValidatingWebhookConfigurations, cluster.MutatingWebhookConfigurations,
-	cluster.DaemonSets, cluster.Leases, cluster.Events,
+	cluster.DaemonSets, cluster.Leases, cluster.Events, cluster.HorizontalPodAutoscalers, cluster.StatefulSets, cluster.APIServices,
 }
 
 // NewSource serves objs.
@@ -130,6 +130,12 @@ func NewSource(objs *Objects) *Source {
 	}
 	for _, o := range objs.Leases {
 		add(cluster.Leases.GVR, o)
+	}
+	for _, o := range objs.HPAs {
+		add(cluster.HorizontalPodAutoscalers.GVR, o)
+	}
+	for _, o := range objs.APIServices {
+		add(cluster.APIServices.GVR, o)
 	}
 	for _, cr := range objs.CustomResources {
 		// A custom resource is served at every served version of its CRD.

@@ -111,6 +111,34 @@ func judgeAll(v *Verdict) {
 		v.Status = NotImplemented
 		v.Conclusion = strings.Join(why, "; ")
 	}
+	switch {
+	case v.Status != Implemented || len(v.Requirement.ShownBy) == 0:
+	case !shown(v, ""):
+		// Every check passed or had nothing to judge, yet none showed the
+		// requirement at work.
+		v.Result, v.Status = Fail, NotImplemented
+		v.Conclusion = "not shown at work: " + strings.Join(shownByReasons(v, ""), "; ")
+	default:
+		// What showed it comes first: it is what the requirement rests on,
+		// and what a shortened note keeps.
+		by := shownBy(v, "")
+		var shownWhy, rest []string
+		for _, r := range v.Results {
+			switch {
+			case Contains(by, r.Check.ID):
+				shownWhy = append(shownWhy, r.Reason)
+			case r.Status != Skip:
+				rest = append(rest, r.Check.ID+": "+r.Reason)
+			}
+		}
+		v.Conclusion = fmt.Sprintf("shown at work by %s: %s", strings.Join(by, " and "), strings.Join(shownWhy, "; "))
+		if len(rest) > 0 {
+			v.Conclusion += " (" + strings.Join(rest, "; ") + ")"
+		}
+		if unprobed := unprobed(v.Results, ""); len(unprobed) > 0 {
+			v.Conclusion += fmt.Sprintf(notProbed+" (%s: run with --probe)", strings.Join(unprobed, ", "))
+		}
+	}
 	if agg == Error {
 		v.Conclusion = "could not be fully evaluated: " + v.Conclusion
 	}

@@ -161,6 +161,14 @@ func (l *Live) pageFunc(q Query) func(context.Context, metav1.ListOptions) (runt
 		return func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return l.Kube.AppsV1().Deployments(ns).List(ctx, o)
 		}
+	case StatefulSets.GVR:
+		return func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return l.Kube.AppsV1().StatefulSets(ns).List(ctx, o)
+		}
+	case HorizontalPodAutoscalers.GVR:
+		return func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return l.Kube.AutoscalingV2().HorizontalPodAutoscalers(ns).List(ctx, o)
+		}
 	case ReplicaSets.GVR:
 		return func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return l.Kube.AppsV1().ReplicaSets(ns).List(ctx, o)

@@ -45,6 +45,14 @@ var (
 		Kind: "Service", Arg: "svc", Namespaced: true}
 	Deployments = Resource{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"},
 		Kind: "Deployment", Arg: "deploy", Namespaced: true}
+	StatefulSets = Resource{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "statefulsets"},
+		Kind: "StatefulSet", Arg: "sts", Namespaced: true}
+	HorizontalPodAutoscalers = Resource{GVR: schema.GroupVersionResource{Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers"},
+		Kind: "HorizontalPodAutoscaler", Arg: "hpa", Namespaced: true}
+	// APIServices are the aggregator's registrations; read as
+	// unstructured, since client-go's scheme does not hold them.
+	APIServices = Resource{GVR: schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"},
+		Kind: "APIService", Arg: "apiservices"}
 	ReplicaSets = Resource{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"},
 		Kind: "ReplicaSet", Arg: "rs", Namespaced: true}
 	Jobs = Resource{GVR: schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"},

@@ -47,17 +47,24 @@ func TestProbesOnRig(t *testing.T) {
 	require.NoError(t, err)
 	dyn, err := dynamic.NewForConfig(c.RESTConfig())
 	require.NoError(t, err)
-	run := func(t *testing.T, args ...string) (*report.Report, string) {
+	// check runs `aiconform check ID` and reads back its report and its
+	// exit code, which must be 0 or 1.
+	check := func(t *testing.T, id string, args ...string) (*report.Report, string, int) {
 		t.Helper()
 		out := t.TempDir()
-		args = append([]string{"check", "robust_controller", "--kubeconfig", kubeconfig, "--probe", "--out", out}, args...)
+		args = append([]string{"check", id, "--kubeconfig", kubeconfig, "--out", out}, args...)
 		res := runBinary(ctx, t, aiconform, args...)
 		require.Contains(t, []int{0, 1}, res.code, "exit code of %v; stderr:\n%s", args, res.stderr)
 		rep, err := report.ReadFile(filepath.Join(out, "report.json"))
 		require.NoError(t, err)
 		md, err := os.ReadFile(filepath.Join(out, "report.md"))
 		require.NoError(t, err)
-		return rep, string(md)
+		return rep, string(md), res.code
+	}
+	run := func(t *testing.T, args ...string) (*report.Report, string) {
+		t.Helper()
+		rep, md, _ := check(t, "robust_controller", append([]string{"--probe"}, args...)...)
+		return rep, md
 	}
 
 	t.Run("Pass", func(t *testing.T) {
@@ -97,15 +104,7 @@ func TestProbesOnRig(t *testing.T) {
 	t.Run("GangScheduling", func(t *testing.T) {
 		gang := func(t *testing.T, args ...string) (*report.Report, string, int) {
 			t.Helper()
-			out := t.TempDir()
-			args = append([]string{"check", "gang_scheduling", "--kubeconfig", kubeconfig, "--out", out}, args...)
-			res := runBinary(ctx, t, aiconform, args...)
-			require.Contains(t, []int{0, 1}, res.code, "exit code of %v; stderr:\n%s", args, res.stderr)
-			rep, err := report.ReadFile(filepath.Join(out, "report.json"))
-			require.NoError(t, err)
-			md, err := os.ReadFile(filepath.Join(out, "report.md"))
-			require.NoError(t, err)
-			return rep, string(md), res.code
+			return check(t, "gang_scheduling", args...)
 		}
 
 		began := time.Now()
@@ -188,6 +187,74 @@ spec:
 		}), "gang-probe with the published roles: %s", reportCheck(t, rep, "gang-probe", "kueue").Reason)
 		assert.Contains(t, md, "image: "+mirror)
 		assert.NotContains(t, md, "image: "+probe.DefaultImage)
+		assertNoLeftovers(ctx, t, cs, dyn)
+	})
+
+	// pod_autoscaling: the HPA probe on the rig's metrics adapter, the
+	// verdict without probes, the adapter stopped, and the published roles.
+	t.Run("PodAutoscaling", func(t *testing.T) {
+		hpa := func(t *testing.T, args ...string) (*report.Report, string, int) {
+			t.Helper()
+			return check(t, "pod_autoscaling", args...)
+		}
+
+		began := time.Now()
+		rep, md, code := hpa(t, "--probe", "--probe-timeout", "2m")
+		t.Logf("check pod_autoscaling --probe took %s", time.Since(began).Round(100*time.Millisecond))
+		apis := reportCheck(t, rep, "metrics-apis", "")
+		assert.Equal(t, "warn", apis.Status, apis.Reason)
+		assert.Contains(t, apis.Reason, "external.metrics.k8s.io served by an adapter of sigs.k8s.io/custom-metrics-apiserver (custom-metrics/custom-metrics-apiserver)")
+		assert.Contains(t, apis.Reason, "metrics.k8s.io is not registered")
+		probed := reportCheck(t, rep, "hpa-probe", "")
+		require.Equal(t, "pass", probed.Status, probed.Reason)
+		assert.Contains(t, probed.Reason, "an HPA on the external metric "+rig.MetricsAdapterExternalMetric)
+		assert.Contains(t, probed.Reason, "scaled pods requesting nvidia.com/gpu from 1 to 2")
+		require.NotNil(t, probed.Table)
+		t.Logf("HPA probe: %s\ntimeline:\n%s", probed.Reason, timeline(probed.Table))
+		v := requirement(t, rep, "pod_autoscaling")
+		assert.Equal(t, "Implemented", v.Status, v.Conclusion)
+		assert.Equal(t, 0, code, v.Conclusion)
+		// The metric as the API server returns it, and the writes as
+		// kubectl would send them.
+		assert.Contains(t, md, "kubectl get --raw /apis/external.metrics.k8s.io/v1beta1/namespaces/"+rep.Run.Probe.Namespace+"/"+rig.MetricsAdapterExternalMetric)
+		assert.Contains(t, md, "horizontalpodautoscaler.autoscaling/aiconform-hpa created")
+		assert.Contains(t, md, "horizontalpodautoscaler.autoscaling/aiconform-hpa patched")
+		assertNoLeftovers(ctx, t, cs, dyn)
+
+		// Read-only, nothing of the rig's own scales on a custom metric.
+		rep, _, code = hpa(t)
+		v = requirement(t, rep, "pod_autoscaling")
+		assert.Equal(t, "Not Implemented", v.Status, v.Conclusion)
+		assert.Equal(t, 1, code)
+		assert.Contains(t, v.Conclusion, "not shown at work")
+		assert.Contains(t, v.Conclusion, "hpa-probe: probes are off")
+
+		// The adapter stopped: the aggregator reports its APIServices
+		// unavailable, and nothing can scale on its metrics.
+		require.NoError(t, c.MetricsAdapter.Stop())
+		require.NoError(t, c.MetricsAdapter.WaitUnavailable(ctx))
+		rep, _, _ = hpa(t, "--probe", "--probe-timeout", "30s")
+		require.NoError(t, c.MetricsAdapter.Start(ctx))
+		require.NoError(t, c.MetricsAdapter.WaitAvailable(ctx))
+		apis = reportCheck(t, rep, "metrics-apis", "")
+		assert.Equal(t, "fail", apis.Status, apis.Reason)
+		assert.Contains(t, apis.Reason, "not Available")
+		probed = reportCheck(t, rep, "hpa-probe", "")
+		assert.Equal(t, "error", probed.Status, probed.Reason)
+		t.Logf("adapter stopped: %s; %s", apis.Reason, probed.Reason)
+		assert.NotEqual(t, "Implemented", requirement(t, rep, "pod_autoscaling").Status)
+		assertNoLeftovers(ctx, t, cs, dyn)
+
+		// The published roles are enough for the HPA probe.
+		const as = "system:serviceaccount:hpa-auditors:hpa-prober"
+		bindRoles(ctx, t, cs, "hpa-auditors", "hpa-prober", "aiconform-reader.yaml")
+		bindRoles(ctx, t, cs, "hpa-auditors", "hpa-prober", "aiconform-prober.yaml")
+		require.NoError(t, wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			rep, _, _ = hpa(t, "--as", as, "--probe", "--probe-timeout", "2m")
+			return reportCheck(t, rep, "hpa-probe", "").Status == "pass", nil
+		}), "hpa-probe with the published roles: %s", reportCheck(t, rep, "hpa-probe", "").Reason)
+		assert.Equal(t, "warn", reportCheck(t, rep, "metrics-apis", "").Status)
+		assert.Equal(t, "skip", reportCheck(t, rep, "hpas-active", "").Status)
 		assertNoLeftovers(ctx, t, cs, dyn)
 	})
 

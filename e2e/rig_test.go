@@ -22,7 +22,9 @@ import (
 type operatorRig struct {
 	*rig.Cluster
 	KServe, KubeRay, Trainer, JobSet, TrainingOperator, Kueue *rig.Operator
-	BinDir                                                    string
+	// MetricsAdapter serves the custom and external metrics APIs.
+	MetricsAdapter *rig.MetricsAdapter
+	BinDir         string
 }
 
 // startOperatorRig starts a full rig with KServe and KubeRay, and with all
@@ -33,7 +35,7 @@ func startOperatorRig(ctx context.Context, t *testing.T, name string, servingOnl
 	t.Helper()
 	began := time.Now()
 	binDir := framework.RigBin(t)
-	for _, b := range []string{"kserve-manager", "kuberay-operator", "trainer-controller-manager", "jobset-controller", "training-operator", "kueue"} {
+	for _, b := range []string{"kserve-manager", "kuberay-operator", "trainer-controller-manager", "jobset-controller", "training-operator", "kueue", "metrics-adapter"} {
 		if _, err := os.Stat(filepath.Join(binDir, b)); err != nil {
 			t.Fatalf("no %s in %s: run `make tools` first", b, binDir)
 		}
@@ -72,13 +74,17 @@ func startOperatorRig(ctx context.Context, t *testing.T, name string, servingOnl
 	training, err := c.InstallTrainingOperator(ctx, opts)
 	require.NoError(t, err)
 	t.Logf("Training Operator installed in %.1fs; webhooks: %v", time.Since(step).Seconds(), training.Webhooks())
+	step = time.Now()
+	adapter, err := c.InstallMetricsAdapter(ctx, opts)
+	require.NoError(t, err)
+	t.Logf("metrics adapter installed in %.1fs; APIServices %v Available", time.Since(step).Seconds(), adapter.APIServices())
 	// Last, as its installers say: its webhooks see every other operator's
 	// jobs.
 	step = time.Now()
 	kueue, err := c.InstallKueue(ctx, opts)
 	require.NoError(t, err)
 	t.Logf("Kueue installed in %.1fs; %d webhooks; not served, not registered: %v", time.Since(step).Seconds(), len(kueue.Webhooks()), kueue.SkippedWebhooks())
-	return &operatorRig{Cluster: c, KServe: kserve, KubeRay: kuberay, Trainer: trainer, JobSet: jobset, TrainingOperator: training, Kueue: kueue, BinDir: binDir}
+	return &operatorRig{Cluster: c, KServe: kserve, KubeRay: kuberay, Trainer: trainer, JobSet: jobset, TrainingOperator: training, Kueue: kueue, MetricsAdapter: adapter, BinDir: binDir}
 }
 
 // restart starts a stopped operator again and waits until it leads, so

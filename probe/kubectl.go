@@ -85,6 +85,30 @@ func DeletedText(m *meta.RESTMapping, namespace, name string) string {
 	return fmt.Sprintf("%s %q %s\n", KindString(m.GroupVersionKind), name, op)
 }
 
+// PatchCommand is `kubectl patch --type merge` of one object.
+func PatchCommand(namespace string, m *meta.RESTMapping, name string, patch []byte) string {
+	args := []string{"kubectl", "patch", resourceString(m.Resource), name}
+	if namespace != "" && m.Scope.Name() == meta.RESTScopeNameNamespace {
+		args = append(args, "-n", namespace)
+	}
+	return strings.Join(append(args, "--type", "merge", "-p", "'"+string(patch)+"'"), " ")
+}
+
+// PatchedText is what kubectl patch prints for an object it changed:
+// `horizontalpodautoscaler.autoscaling/name patched`.
+func PatchedText(m *meta.RESTMapping, name string) string {
+	return KindString(m.GroupVersionKind) + "/" + name + " patched\n"
+}
+
+// RawCommand is `kubectl get --raw` of an API path, quoted for the shell
+// when it has a query.
+func RawCommand(uri string) string {
+	if strings.ContainsAny(uri, "?&=") {
+		uri = "'" + uri + "'"
+	}
+	return "kubectl get --raw " + uri
+}
+
 // KindString is how kubectl delete names a kind in what it prints: the
 // lower-case kind, then the group.
 func KindString(gvk schema.GroupVersionKind) string {

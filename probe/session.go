@@ -21,8 +21,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
 )
@@ -65,6 +67,12 @@ type Session struct {
 	// Image runs the pods a probe makes itself (the gang probe's members):
 	// DefaultImage, or its copy in a registry an air-gapped cluster reaches.
 	Image string
+	// Metric, when set, is the external metric the HPA probe tries first.
+	Metric *Metric
+	// Raw reads API paths as `kubectl get --raw` does (discovery documents,
+	// aggregated APIs such as external.metrics.k8s.io); nil makes GetRaw
+	// fail.
+	Raw rest.Interface
 
 	dyn    dynamic.Interface
 	mapper meta.RESTMapper
@@ -198,6 +206,26 @@ func (s *Session) Create(ctx context.Context, m *meta.RESTMapping, obj *unstruct
 		s.mu.Unlock()
 	}
 	return s.resource(m).Create(ctx, obj, metav1.CreateOptions{})
+}
+
+// Patch merges patch into one object of the run's namespace, as `kubectl
+// patch --type merge` does.
+func (s *Session) Patch(ctx context.Context, m *meta.RESTMapping, name string, patch []byte) (*unstructured.Unstructured, error) {
+	done, err := s.begin()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return s.resource(m).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+}
+
+// GetRaw reads an API path (with its query, if any) and returns the body
+// as the server sent it, which is what `kubectl get --raw` prints.
+func (s *Session) GetRaw(ctx context.Context, uri string) ([]byte, error) {
+	if s.Raw == nil {
+		return nil, errors.New("this session cannot read raw API paths")
+	}
+	return s.Raw.Get().RequestURI(uri).DoRaw(ctx)
 }
 
 // Delete deletes one object of the run's namespace. The default

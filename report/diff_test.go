@@ -97,12 +97,15 @@ func TestDiffFixtures(t *testing.T) {
 		golden(t, "diff-demo-controller-crashloop.txt", []byte(diffText(t, c)))
 	})
 
-	t.Run("no operator: robust_controller and gang_scheduling regressed", func(t *testing.T) {
+	t.Run("no operator: robust_controller, gang_scheduling and pod_autoscaling regressed", func(t *testing.T) {
+		// The scenario has no model server, so no HPA shows the adapter
+		// at work either.
 		c := Diff(demo, fixtureReport(t, "no-operator"))
 		assert.True(t, c.Regressed)
-		require.Len(t, c.Regressions, 2)
+		require.Len(t, c.Regressions, 3)
 		assert.Equal(t, Regression{Requirement: "robust_controller", Level: "MUST", Reason: "Implemented → Not Implemented, result pass → fail"}, c.Regressions[0])
 		assert.Equal(t, Regression{Requirement: "gang_scheduling", Level: "MUST", Reason: "Implemented → Not Implemented, result pass → fail"}, c.Regressions[1])
+		assert.Equal(t, Regression{Requirement: "pod_autoscaling", Level: "MUST", Reason: "Implemented → Not Implemented, result warn → fail"}, c.Regressions[2])
 		assert.Contains(t, c.Operators, OperatorChange{Operator: "kserve", Kind: "undetected"})
 		assert.Contains(t, c.Operators, OperatorChange{Operator: "kuberay", Kind: "undetected"})
 		out := diffText(t, c)

@@ -464,21 +464,28 @@ func (o *Operator) Stop(ctx context.Context) error {
 
 // stopProcess stops the operator's process and forgets it.
 func (o *Operator) stopProcess() error {
-	if o.proc == nil {
+	err := o.c.stopComponent(o.proc)
+	o.proc = nil
+	return err
+}
+
+// stopComponent stops a process started after the control plane (an
+// operator, the metrics adapter) and forgets it; nil is a no-op.
+func (c *Cluster) stopComponent(p *process) error {
+	if p == nil {
 		return nil
 	}
 	var errs []error
-	if err := o.proc.stop(10 * time.Second); err != nil {
+	if err := p.stop(10 * time.Second); err != nil {
 		errs = append(errs, err)
 	}
-	o.c.mu.Lock()
-	o.c.procs = slices.DeleteFunc(o.c.procs, func(p *process) bool { return p == o.proc })
-	o.c.state.Processes = o.c.procs
-	if err := o.c.saveState(); err != nil {
+	c.mu.Lock()
+	c.procs = slices.DeleteFunc(c.procs, func(q *process) bool { return q == p })
+	c.state.Processes = c.procs
+	if err := c.saveState(); err != nil {
 		errs = append(errs, err)
 	}
-	o.c.mu.Unlock()
-	o.proc = nil
+	c.mu.Unlock()
 	return errors.Join(errs...)
 }
 
@@ -586,7 +593,12 @@ func (o *Operator) waitServing(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	url := fmt.Sprintf("https://127.0.0.1:%d/", o.port)
+	return waitAnswers(ctx, hc, fmt.Sprintf("https://127.0.0.1:%d/", o.port), o.proc, o.spec.binary)
+}
+
+// waitAnswers waits until url answers at all (any status: a webhook
+// server's root is a 404), while proc runs.
+func waitAnswers(ctx context.Context, hc *http.Client, url string, proc *process, what string) error {
 	var last error
 	for {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -599,16 +611,20 @@ func (o *Operator) waitServing(ctx context.Context) error {
 			return nil
 		}
 		last = err
-		if err := pause(ctx, 200*time.Millisecond, o.proc); err != nil {
-			return fmt.Errorf("%s webhook server on 127.0.0.1:%d: %w (last: %v)", o.spec.binary, o.port, err, last)
+		if err := pause(ctx, 200*time.Millisecond, proc); err != nil {
+			return fmt.Errorf("%s on %s: %w (last: %v)", what, url, err, last)
 		}
 	}
 }
 
-func (o *Operator) httpClient() (*http.Client, error) {
+func (o *Operator) httpClient() (*http.Client, error) { return loopbackClient(o.spec.name, o.ca) }
+
+// loopbackClient is an HTTPS client trusting only ca, for servers of the
+// rig on 127.0.0.1.
+func loopbackClient(name string, ca []byte) (*http.Client, error) {
 	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(o.ca) {
-		return nil, fmt.Errorf("%s's webhook CA: no certificate", o.spec.name)
+	if !pool.AppendCertsFromPEM(ca) {
+		return nil, fmt.Errorf("%s's CA: no certificate", name)
 	}
 	return &http.Client{
 		Timeout: 2 * time.Second,

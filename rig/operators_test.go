@@ -23,6 +23,7 @@ func TestOperatorVersionsMatchToolsModules(t *testing.T) {
 		{"trainer", JobSetModule, JobSetVersion},
 		{"training-operator", TrainingOperatorModule, TrainingOperatorVersion},
 		{"kueue", KueueModule, KueueVersion},
+		{"metrics-adapter", MetricsAdapterModule, MetricsAdapterVersion},
 	} {
 		t.Run(tc.toolsDir, func(t *testing.T) {
 			path := filepath.Join("..", "tools", tc.toolsDir, "go.mod")

@@ -275,10 +275,10 @@ func TestBuildRealTemplates(t *testing.T) {
 				}
 			}
 			if c.Version == "1.33" {
-				assert.Contains(t, itemOf(t, got, "pod_autoscaling").Notes, "a MUST only where the platform offers the feature; otherwise set N/A and say why here")
+				assert.Contains(t, itemOf(t, got, "cluster_autoscaling").Notes, "a MUST only where the platform offers the feature; otherwise set N/A and say why here")
 				assert.Contains(t, itemOf(t, got, "dra_support").Notes, "or leave status and evidence empty to skip this SHOULD")
 			} else {
-				assert.Contains(t, itemOf(t, got, "pod_autoscaling").Notes, "a MUST that is not Implemented fails the submission")
+				assert.Contains(t, itemOf(t, got, "cluster_autoscaling").Notes, "a MUST that is not Implemented fails the submission")
 			}
 			rc := itemOf(t, got, "robust_controller")
 			assert.Equal(t, "Implemented", rc.Status)

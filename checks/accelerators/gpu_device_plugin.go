@@ -321,7 +321,7 @@ func (GPUDevicePlugin) Run(ctx context.Context, env *checks.Env) (checks.Result,
 func acceleratorNodes(nodes []*corev1.Node) []acceleratorNode {
 	var out []acceleratorNode
 	for _, n := range nodes {
-		set := acceleratorResources(n)
+		set := checks.AcceleratorResources(n)
 		labelledOnly := false
 		if n.Labels[labelGPUPresent] == "true" && !hasNVIDIA(set) {
 			// GPU Feature Discovery saw GPUs the node does not advertise:

@@ -31,13 +31,6 @@ func (GPUAllocatable) Meta() checks.Meta {
 	}
 }
 
-// isAccelerator is true for the extended resources of accelerators.
-func isAccelerator(name corev1.ResourceName) bool {
-	n := string(name)
-	return n == "nvidia.com/gpu" || strings.HasPrefix(n, "nvidia.com/mig-") || n == "amd.com/gpu" ||
-		strings.HasPrefix(n, "gpu.intel.com/") || n == "habana.ai/gaudi"
-}
-
 type gpuNode struct {
 	node      *corev1.Node
 	resources []corev1.ResourceName
@@ -56,7 +49,7 @@ func (GPUAllocatable) Run(ctx context.Context, env *checks.Env) (checks.Result, 
 	}
 	var gpus []*gpuNode
 	for _, n := range nodes {
-		set := acceleratorResources(n)
+		set := checks.AcceleratorResources(n)
 		if len(set) == 0 {
 			continue
 		}
@@ -232,21 +225,4 @@ func nodeReady(n *corev1.Node) (corev1.ConditionStatus, string) {
 		}
 	}
 	return corev1.ConditionUnknown, "no Ready condition"
-}
-
-// acceleratorResources are the accelerator resources a node advertises, in
-// capacity or allocatable.
-func acceleratorResources(n *corev1.Node) map[corev1.ResourceName]bool {
-	set := map[corev1.ResourceName]bool{}
-	for name := range n.Status.Capacity {
-		if isAccelerator(name) {
-			set[name] = true
-		}
-	}
-	for name := range n.Status.Allocatable {
-		if isAccelerator(name) {
-			set[name] = true
-		}
-	}
-	return set
 }

@@ -86,8 +86,14 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 				expect{"gang-queues", "kueue", checks.Pass, "2 queues Active (ClusterQueue cluster-queue, LocalQueue training/user-queue)"},
 				expect{"gangs-admitted", "kueue", checks.Pass, "1 admitted gang with every pod bound, and no waiting gang with any (1 workload: 1 admitted, 0 finished)"},
 				expect{"gang-probe", "kueue", checks.Skip, "probes are off"},
+				expect{"metrics-apis", "", checks.Warn, "custom.metrics.k8s.io and external.metrics.k8s.io served by an adapter of sigs.k8s.io/custom-metrics-apiserver (custom-metrics/custom-metrics-apiserver); metrics.k8s.io is not registered"},
+				expect{"hpas-active", "", checks.Pass, "1 HPA scaling accelerator pods on custom or external metrics: models/llm-server (Deployment/llm-server, pods requesting nvidia.com/gpu, on external metric my-external-metric)"},
+				expect{"hpa-probe", "", checks.Skip, "probes are off"},
 				gpuPass, pluginPass),
 			verdicts: []expectVerdict{
+				// Read-only, the model server's HPA shows it at work.
+				{requirement: "pod_autoscaling", status: checks.Implemented, result: checks.Warn,
+					conclusion: "behaviour not probed (hpa-probe: run with --probe)"},
 				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kserve",
 					conclusion: "KServe meets it", operators: map[string]string{"kserve": "every check passed", "kuberay": "every check passed", "kubeflow-training": "not installed"}},
 				{requirement: "gpu_nodes_allocatable", status: checks.Implemented, result: checks.Pass, conclusion: "1 GPU node Ready"},
@@ -237,6 +243,19 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 			},
 		},
 		{
+			// The adapter stopped: the aggregator says so, and the HPA
+			// controller cannot read the metric the model server scales on.
+			scenario: "metrics-adapter-down",
+			want: append(append(allPass("kserve"), allPass("kuberay")...),
+				expect{"metrics-apis", "", checks.Fail, "3 metrics APIServices not Available: v1beta1.custom.metrics.k8s.io, served by an adapter of sigs.k8s.io/custom-metrics-apiserver (custom-metrics/custom-metrics-apiserver): Available=False (FailedDiscoveryCheck"},
+				expect{"hpas-active", "", checks.Fail, "no HPA on custom or external metrics can scale accelerator pods: models/llm-server (Deployment/llm-server, pods requesting nvidia.com/gpu, on external metric my-external-metric): ScalingActive=False (FailedGetExternalMetric"},
+				gpuPass, pluginPass),
+			verdicts: []expectVerdict{
+				{requirement: "pod_autoscaling", status: checks.NotImplemented, result: checks.Fail, conclusion: "metrics-apis: 3 metrics APIServices not Available"},
+				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kserve"},
+			},
+		},
+		{
 			scenario: "device-plugin-missing",
 			want: append(append(allPass("kserve"), allPass("kuberay")...),
 				gpuPass,
@@ -353,7 +372,7 @@ func TestRecordedScenarioDetails(t *testing.T) {
 		r := checkstest.Result(t, out, "gpu-allocatable", "")
 		require.NotNil(t, r.Table)
 		assert.Equal(t, []string{"NODE", "READY", "RESOURCE", "CAPACITY", "ALLOCATABLE", "REQUESTED"}, r.Table.Header)
-		assert.Equal(t, [][]string{{"gpu-node-1", "True", "nvidia.com/gpu", "8", "8", "1"}}, r.Table.Rows)
+		assert.Equal(t, [][]string{{"gpu-node-1", "True", "nvidia.com/gpu", "8", "8", "2"}}, r.Table.Rows)
 		var commands []string
 		for _, s := range r.Evidence {
 			commands = append(commands, s.Command)

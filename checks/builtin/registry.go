@@ -26,5 +26,8 @@ func Registry() []checks.Check {
 		scheduling.GangQueues{},
 		scheduling.GangsAdmitted{},
 		scheduling.GangProbe{},
+		scheduling.MetricsAPIs{},
+		scheduling.HPAsActive{},
+		scheduling.HPAProbe{},
 	}
 }

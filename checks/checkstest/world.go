@@ -10,6 +10,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"math/big"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -109,6 +111,12 @@ type World struct {
 	// clusterPolicies are the GPU Operator's, served when its CRD is in
 	// crds.
 	ClusterPolicies []*unstructured.Unstructured
+	// APIServices are the aggregator's registrations (metrics APIs).
+	APIServices []*unstructured.Unstructured
+	// HPAs and the workloads they scale.
+	HPAs         []*autoscalingv2.HorizontalPodAutoscaler
+	Deployments  []*appsv1.Deployment
+	StatefulSets []*appsv1.StatefulSet
 }
 
 // NewWorld is the healthy world, which tests then change.
@@ -192,7 +200,58 @@ func NewWorld(t testing.TB) *World {
 	}
 	w.PluginPod = ReadyPod("kube-system", "nvidia-device-plugin-daemonset-k7x2p", pluginLabels, "gpu-node-1")
 	w.PluginPod.OwnerReferences = Owner("DaemonSet", "nvidia-device-plugin-daemonset", "uid-nvdp")
+
+	// metrics-server and KEDA serve the metrics APIs; an HPA scales a
+	// GPU Deployment on one of KEDA's external metrics.
+	w.APIServices = []*unstructured.Unstructured{
+		APIService("v1beta1.metrics.k8s.io", "kube-system", "metrics-server", "True"),
+		APIService("v1beta1.external.metrics.k8s.io", "keda", "keda-operator-metrics-apiserver", "True"),
+	}
+	server := AvailableDeployment("ml", "llm-server", map[string]string{"app": "llm-server"}, "demo/llm:v1")
+	server.Spec.Template.Spec.Containers[0].Resources.Limits = GPUs("1")
+	w.Deployments = []*appsv1.Deployment{server}
+	w.HPAs = []*autoscalingv2.HorizontalPodAutoscaler{GPUHPA("ml", "llm-server", "s0-queue-depth", corev1.ConditionTrue)}
 	return w
+}
+
+// APIService is an APIService of group.version name, served by the
+// Service namespace/service, whose Available condition has status.
+func APIService(name, namespace, service, status string) *unstructured.Unstructured {
+	group, version := "", ""
+	if v, g, ok := strings.Cut(name, "."); ok {
+		version, group = v, g
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+		"metadata": map[string]any{"name": name},
+		"spec": map[string]any{"group": group, "version": version,
+			"service": map[string]any{"namespace": namespace, "name": service, "port": int64(443)}},
+		"status": map[string]any{"conditions": []any{map[string]any{"type": "Available", "status": status,
+			"reason":  map[string]string{"True": "Passed", "False": "FailedDiscoveryCheck"}[status],
+			"message": map[string]string{"True": "all checks passed", "False": "failing or missing response"}[status]}}},
+	}}
+	return u
+}
+
+// GPUHPA is an HPA scaling the Deployment namespace/name on an external
+// metric, whose ScalingActive condition has status (AbleToScale True).
+func GPUHPA(namespace, name, metric string, active corev1.ConditionStatus) *autoscalingv2.HorizontalPodAutoscaler {
+	reason := map[corev1.ConditionStatus]string{corev1.ConditionTrue: "ValidMetricFound", corev1.ConditionFalse: "FailedGetExternalMetric"}[active]
+	return &autoscalingv2.HorizontalPodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: name},
+			MinReplicas:    Ptr[int32](1), MaxReplicas: 4,
+			Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ExternalMetricSourceType, External: &autoscalingv2.ExternalMetricSource{
+				Metric: autoscalingv2.MetricIdentifier{Name: metric},
+				Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: Ptr(resource.MustParse("10"))},
+			}}},
+		},
+		Status: autoscalingv2.HorizontalPodAutoscalerStatus{CurrentReplicas: 2, DesiredReplicas: 2, Conditions: []autoscalingv2.HorizontalPodAutoscalerCondition{
+			{Type: autoscalingv2.AbleToScale, Status: corev1.ConditionTrue, Reason: "ReadyForNewScale"},
+			{Type: autoscalingv2.ScalingActive, Status: active, Reason: reason},
+		}},
+	}
 }
 
 // FakeCluster is a world served by client-go's fakes, and the fakes
@@ -239,6 +298,15 @@ func (w *World) Serve() *FakeCluster {
 	for _, o := range w.Pods {
 		kube = append(kube, o)
 	}
+	for _, o := range w.HPAs {
+		kube = append(kube, o)
+	}
+	for _, o := range w.Deployments {
+		kube = append(kube, o)
+	}
+	for _, o := range w.StatefulSets {
+		kube = append(kube, o)
+	}
 	var ext []runtime.Object
 	for _, o := range w.CRDs {
 		ext = append(ext, o)
@@ -250,11 +318,14 @@ func (w *World) Serve() *FakeCluster {
 	for _, o := range w.ClusterPolicies {
 		dyn = append(dyn, o)
 	}
+	for _, o := range w.APIServices {
+		dyn = append(dyn, o)
+	}
 	f := &FakeCluster{
 		Kube: kubefake.NewClientset(kube...),
 		Ext:  apiextensionsfake.NewClientset(ext...),
 		Dyn: dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-			map[schema.GroupVersionResource]string{WidgetsGVR: "WidgetList", ClusterPoliciesGVR: "ClusterPolicyList"}, dyn...),
+			map[schema.GroupVersionResource]string{WidgetsGVR: "WidgetList", ClusterPoliciesGVR: "ClusterPolicyList", cluster.APIServices.GVR: "APIServiceList"}, dyn...),
 	}
 	// The fake clientset ignores field selectors; the API server does
 	// not, and the GPU check reads pods per node with one.

@@ -84,26 +84,7 @@ func (GangProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, error
 	w.timeline.T0 = w.t0
 
 	create := func(obj *unstructured.Unstructured, note string) (*unstructured.Unstructured, error) {
-		m, err := s.Mapping(obj.GroupVersionKind())
-		if err != nil {
-			return nil, err
-		}
-		s.Label(obj, m)
-		ns := s.NamespaceOf(m)
-		cmd, err := probe.CreateCommand(ns, obj, false, false)
-		if err != nil {
-			return nil, err
-		}
-		created, cerr := s.Create(ctx, m, obj)
-		out := probe.ErrorText("creating", "STDIN", cerr)
-		if cerr == nil {
-			if out, err = probe.CreatedText(obj, false); err != nil {
-				return nil, err
-			}
-			w.timeline.Add(env.Now(), "created %s/%s", m.Resource.Resource, obj.GetName())
-		}
-		r.Evidence = append(r.Evidence, checks.Step{Command: cmd, Output: out, CapturedAt: env.Now().UTC(), Note: note})
-		return created, cerr
+		return checks.ProbeCreate(ctx, env, &r, &w.timeline, obj, note)
 	}
 	for _, obj := range setup {
 		if _, err := create(obj, "the probe's own quota"); err != nil {

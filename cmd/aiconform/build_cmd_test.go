@@ -224,7 +224,7 @@ func TestSubmissionBuild(t *testing.T) {
 					if r.ID == "robust_controller" {
 						judged = r
 					}
-					if r.ID == "robust_controller" || r.ID == "gang_scheduling" {
+					if r.ID == "robust_controller" || r.ID == "gang_scheduling" || r.ID == "pod_autoscaling" {
 						statuses[r.ID] = r.Status
 					}
 				}
@@ -255,6 +255,9 @@ func TestSubmissionBuild(t *testing.T) {
 					assert.Regexp(t, `(?m)^gang_scheduling\s+MUST\s+`+gang+`\s+set by aiconform: carried by kueue$`, out)
 				} else {
 					assert.Regexp(t, `(?m)^gang_scheduling\s+MUST\s+-\s+left for the vendor: the report did not judge gang_scheduling$`, out)
+				}
+				if hpa, ok := statuses["pod_autoscaling"]; ok {
+					assert.Regexp(t, `(?m)^pod_autoscaling\s+MUST\s+`+hpa+`\s+set by aiconform`, out)
 				}
 				assert.Contains(t, out, "lint (the program's rules, offline):\n")
 				assert.Contains(t, out, src.skipped)

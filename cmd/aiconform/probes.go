@@ -27,7 +27,20 @@ func newProbeSession(flags *genericclioptions.ConfigFlags, timeout time.Duration
 	if err != nil {
 		return nil, &clusterError{err}
 	}
-	return probe.NewSession(dyn, mapper, probe.NewRunID(started), timeout), nil
+	s := probe.NewSession(dyn, mapper, probe.NewRunID(started), timeout)
+	if s.Raw, err = rawClient(flags); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// rawClient reads API paths as `kubectl get --raw` does.
+func rawClient(flags *genericclioptions.ConfigFlags) (rest.Interface, error) {
+	dc, err := flags.ToDiscoveryClient()
+	if err != nil {
+		return nil, &usageError{err}
+	}
+	return dc.RESTClient(), nil
 }
 
 func dynamicClient(flags *genericclioptions.ConfigFlags) (dynamic.Interface, error) {

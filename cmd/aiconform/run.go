@@ -30,6 +30,9 @@ type RunFlags struct {
 	ProbeTimeout time.Duration
 	// ProbeImage runs the pods a probe makes itself (--probe-image).
 	ProbeImage string
+	// HPAMetric is the external metric the HPA probe scales on first
+	// (--hpa-metric).
+	HPAMetric string
 	// Redact replaces identifying values with pseudonyms keyed by the
 	// bytes of the RedactKey file (--redact, --redact-key).
 	Redact    bool
@@ -52,6 +55,7 @@ func (f *RunFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.Probe, "probe", false, "prove behaviour by writing to the cluster: dry-run creates against the operators' webhooks, and a canary resource per operator in a namespace of the run's own, deleted at the end")
 	fs.DurationVar(&f.ProbeTimeout, "probe-timeout", 5*time.Minute, "how long a canary may take to be reconciled, and then collected once deleted")
 	fs.StringVar(&f.ProbeImage, "probe-image", probe.DefaultImage, "the image of the pods a probe runs itself (the gang probe's); its copy in your registry for an air-gapped cluster")
+	fs.StringVar(&f.HPAMetric, "hpa-metric", "", "an external metric the HPA probe scales on, NAME or NAME{label=value,...}, with a value above zero in the probe's namespace (default: those the cluster's own HPAs and its known adapters use)")
 	fs.BoolVar(&f.Redact, "redact", false, "replace node names, IP addresses, URL hosts and cloud account ids with stable pseudonyms in every output, for a public report")
 	fs.StringVar(&f.RedactKey, "redact-key", "", "a file whose bytes key the --redact pseudonyms, so that they stay the same across runs (default: a random key of this run only)")
 }
@@ -71,6 +75,11 @@ func (f *RunFlags) Validate() error {
 		return usageErrorf("--probe-timeout must be positive")
 	case f.ProbeImage == "":
 		return usageErrorf("--probe-image must name an image")
+	}
+	if f.HPAMetric != "" {
+		if _, err := probe.ParseMetric(f.HPAMetric); err != nil {
+			return usageErrorf("--hpa-metric: %v", err)
+		}
 	}
 	return nil
 }
@@ -124,6 +133,10 @@ func (f *RunFlags) Report(ctx context.Context, ids []string, failOn checks.Level
 			return nil, err
 		}
 		sess.Image = f.ProbeImage
+		if f.HPAMetric != "" {
+			m, _ := probe.ParseMetric(f.HPAMetric) // checked by Validate
+			sess.Metric = &m
+		}
 		opts.Probe = sess
 		fmt.Fprintf(errOut, "probes: run %s, namespace %s\n", sess.RunID, sess.Namespace)
 		defer closeProbes(ctx, sess, errOut)

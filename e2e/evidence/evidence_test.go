@@ -13,7 +13,6 @@ import (
 	"github.com/aiconform/aiconform/e2e/framework"
 	"github.com/aiconform/aiconform/fixtures/scenarios"
 	"github.com/aiconform/aiconform/report"
-	"github.com/aiconform/aiconform/rig"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -33,7 +32,7 @@ func TestEvidenceReRuns(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			c, err := rig.Start(ctx, rig.Options{Dir: t.TempDir(), BinDir: binDir, ControlPlaneOnly: true})
+			c, err := scenarios.Start(ctx, t.TempDir(), binDir, sc)
 			require.NoError(t, err)
 			defer c.Stop()
 			require.NoError(t, scenarios.Build(ctx, c.RESTConfig(), mods, sc))
@@ -85,4 +84,5 @@ var faults = map[string]struct {
 	"device-plugin-missing": {"gpu-device-plugin", "", checks.Fail},
 	"kustomize-installs":    {"crs-reconciled", "kubeflow-trainer", checks.Pass},
 	"kueue-webhook-down":    {"webhooks-served", "kueue", checks.Fail},
+	"metrics-adapter-down":  {"metrics-apis", "", checks.Fail},
 }

@@ -122,7 +122,11 @@ func up(dir, bin string, cpOnly, operators bool, timeout time.Duration, stdout, 
 			t, _, err := c.InstallTrainer(ctx, opts)
 			return t, err
 		}
-		for _, install := range []func(context.Context, rig.OperatorOptions) (*rig.Operator, error){c.InstallKServe, c.InstallKubeRay, trainer, c.InstallTrainingOperator, c.InstallKueue} {
+		adapter := func(ctx context.Context, opts rig.OperatorOptions) (*rig.Operator, error) {
+			_, err := c.InstallMetricsAdapter(ctx, opts)
+			return nil, err
+		}
+		for _, install := range []func(context.Context, rig.OperatorOptions) (*rig.Operator, error){c.InstallKServe, c.InstallKubeRay, trainer, c.InstallTrainingOperator, adapter, c.InstallKueue} {
 			if _, err := install(ctx, opts); err != nil {
 				// Half a rig is worse than none: a person would point
 				// aiconform at it and read failures that are the rig's.
