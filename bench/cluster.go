@@ -58,6 +58,8 @@ type Objects struct {
 	DaemonSets      []*appsv1.DaemonSet
 	Leases          []*coordinationv1.Lease
 	HPAs            []*autoscalingv2.HorizontalPodAutoscaler
+	ConfigMaps      []*corev1.ConfigMap
+	Events          []*corev1.Event
 	// APIServices are the aggregator's registrations, unstructured as
 	// aiconform reads them.
 	APIServices []*unstructured.Unstructured
@@ -85,6 +87,8 @@ func (objs *Objects) Add(o *Objects) {
 	objs.DaemonSets = append(objs.DaemonSets, o.DaemonSets...)
 	objs.Leases = append(objs.Leases, o.Leases...)
 	objs.HPAs = append(objs.HPAs, o.HPAs...)
+	objs.ConfigMaps = append(objs.ConfigMaps, o.ConfigMaps...)
+	objs.Events = append(objs.Events, o.Events...)
 	objs.APIServices = append(objs.APIServices, o.APIServices...)
 }
 
@@ -229,6 +233,18 @@ func Workload(size Size, now time.Time) *Objects {
 	}
 	place(gpuSlots, true)
 	place(cpuSlots, false)
+	// cluster-autoscaler grows both node groups; it added the last GPU
+	// node for a pending GPU pod.
+	objs.ConfigMaps = []*corev1.ConfigMap{caStatus(now, size)}
+	if size.GPUNodes > 0 {
+		objs.Events = []*corev1.Event{{
+			ObjectMeta:     metav1.ObjectMeta{Namespace: appNS[0], Name: "scale-up.18f3a", UID: uid("Event", appNS[0], "scale-up")},
+			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: appNS[0], Name: "trainer-0"},
+			Type:           corev1.EventTypeNormal, Reason: "TriggeredScaleUp", Source: corev1.EventSource{Component: "cluster-autoscaler"},
+			Message:       fmt.Sprintf("pod triggered scale-up: [{%s %d->%d (max: %d)}]", gpuNodeGroup, size.GPUNodes-1, size.GPUNodes, size.GPUNodes+100),
+			LastTimestamp: g.ago(20 * time.Minute),
+		}}
+	}
 	objs.APIServices = []*unstructured.Unstructured{
 		apiService("v1beta1.metrics.k8s.io", "kube-system", "metrics-server"),
 		apiService("v1beta1.external.metrics.k8s.io", "keda", "keda-operator-metrics-apiserver"),
@@ -236,6 +252,40 @@ func Workload(size Size, now time.Time) *Objects {
 	objs.sort()
 	return objs
 }
+
+// gpuNodeGroup is the node group of the GPU nodes.
+const gpuNodeGroup = "gpu-p5"
+
+// CAUpdatedAnnotation is where cluster-autoscaler records when it last
+// wrote its status; Source answers it as fresh.
+const CAUpdatedAnnotation = "cluster-autoscaler.kubernetes.io/last-updated"
+
+// caStatus is cluster-autoscaler's status ConfigMap for the two node
+// groups, each with room to grow.
+func caStatus(now time.Time, size Size) *corev1.ConfigMap {
+	group := func(name string, n int) string {
+		return fmt.Sprintf(`- name: %s
+  health:
+    status: Healthy
+    nodeCounts:
+      registered: {total: %d, ready: %d}
+    cloudProviderTarget: %d
+    minSize: 0
+    maxSize: %d
+  scaleUp:
+    status: NoActivity
+`, name, n, n, n, n+100)
+	}
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "cluster-autoscaler-status", UID: uid("ConfigMap", "kube-system", "cluster-autoscaler-status"),
+			Annotations: map[string]string{CAUpdatedAnnotation: now.UTC().Format(caTimeLayout)}},
+		Data: map[string]string{"status": "autoscalerStatus: Running\nclusterWide:\n  health:\n    status: Healthy\nnodeGroups:\n" +
+			group("general", size.Nodes-size.GPUNodes) + group(gpuNodeGroup, size.GPUNodes)},
+	}
+}
+
+// caTimeLayout is how cluster-autoscaler writes times in its status.
+const caTimeLayout = "2006-01-02 15:04:05.999999999 -0700 MST"
 
 // hpa scales a model server on an external metric, as the HPA controller
 // leaves it once it has read the metric.
@@ -403,7 +453,9 @@ func (g *gen) node(i int, name string, gpu bool) *corev1.Node {
 		"hugepages-1Gi": resource.MustParse("0"), "hugepages-2Mi": resource.MustParse("0"),
 	}
 	var taints []corev1.Taint
+	labels["eks.amazonaws.com/nodegroup"] = "general"
 	if gpu {
+		labels["eks.amazonaws.com/nodegroup"] = gpuNodeGroup
 		labels["node.kubernetes.io/instance-type"] = "p5.48xlarge"
 		for k, v := range GPULabels {
 			labels[k] = v

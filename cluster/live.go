@@ -153,6 +153,10 @@ func (l *Live) pageFunc(q Query) func(context.Context, metav1.ListOptions) (runt
 		return func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return l.Kube.CoreV1().Pods(ns).List(ctx, o)
 		}
+	case ConfigMaps.GVR:
+		return func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return l.Kube.CoreV1().ConfigMaps(ns).List(ctx, o)
+		}
 	case Services.GVR:
 		return func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return l.Kube.CoreV1().Services(ns).List(ctx, o)

@@ -41,6 +41,9 @@ var (
 		Kind: "Namespace", Arg: "namespaces"}
 	Pods = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"},
 		Kind: "Pod", Arg: "pods", Namespaced: true}
+	// ConfigMaps are read by name only (cluster-autoscaler's status).
+	ConfigMaps = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"},
+		Kind: "ConfigMap", Arg: "configmap", Namespaced: true}
 	Services = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "services"},
 		Kind: "Service", Arg: "svc", Namespaced: true}
 	Deployments = Resource{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"},

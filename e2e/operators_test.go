@@ -229,10 +229,21 @@ func TestOperatorsOnRig(t *testing.T) {
 		const as = "system:serviceaccount:aiconform-audit:auditor"
 		out, verdicts := runChecks(ctx, t, kubeconfig, as)
 		for _, v := range verdicts {
-			if v.Requirement.ID == "gang_scheduling" {
+			switch v.Requirement.ID {
+			case "gang_scheduling":
 				// This rig runs the serving operators only: no gang scheduler.
 				assert.Equal(t, checks.NotImplemented, v.Status, v.Conclusion)
 				assert.Equal(t, "no gang scheduler was found (looked for: Kueue)", v.Conclusion)
+				continue
+			case "pod_autoscaling":
+				// ...and no metrics adapter.
+				assert.Equal(t, checks.NotImplemented, v.Status, v.Conclusion)
+				assert.Contains(t, v.Conclusion, "metrics-apis: neither custom.metrics.k8s.io nor external.metrics.k8s.io is registered")
+				continue
+			case "cluster_autoscaling":
+				// ...and no autoscaler: read, and found absent.
+				assert.Equal(t, checks.NotApplicable, v.Status, v.Conclusion)
+				assert.Contains(t, v.Conclusion, "no cluster autoscaler found")
 				continue
 			}
 			assert.Equal(t, checks.Implemented, v.Status, "%s as the read-only auditor: %s", v.Requirement.ID, v.Conclusion)

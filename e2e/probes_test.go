@@ -258,6 +258,21 @@ spec:
 		assertNoLeftovers(ctx, t, cs, dyn)
 	})
 
+	// cluster_autoscaling on a rig without an autoscaler: not applicable,
+	// saying what was looked for, read with the published reader role.
+	t.Run("ClusterAutoscalingNotApplicable", func(t *testing.T) {
+		bindRoles(ctx, t, cs, "ca-auditors", "ca-reader", "aiconform-reader.yaml")
+		var rep *report.Report
+		var code int
+		require.NoError(t, wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			rep, _, code = check(t, "cluster_autoscaling", "--as", "system:serviceaccount:ca-auditors:ca-reader")
+			return requirement(t, rep, "cluster_autoscaling").Status == "N/A", nil
+		}), "cluster_autoscaling: %s", requirement(t, rep, "cluster_autoscaling").Conclusion)
+		v := requirement(t, rep, "cluster_autoscaling")
+		assert.Equal(t, 0, code, v.Conclusion)
+		assert.Contains(t, v.Conclusion, "no cluster autoscaler found (looked for Karpenter (CRD nodepools.karpenter.sh) and cluster-autoscaler (its status ConfigMap kube-system/cluster-autoscaler-status))")
+	})
+
 	// The read-only checks never judge the run's own canary: with one
 	// InferenceService of the cluster's own reconciled, twenty runs in a
 	// row give the same verdict, counting that one resource and never the

@@ -274,11 +274,12 @@ func TestBuildRealTemplates(t *testing.T) {
 					}
 				}
 			}
+			// aiconform judges cluster_autoscaling, but this report did not.
+			assert.Contains(t, itemOf(t, got, "cluster_autoscaling").Notes, "the report build was given did not judge cluster_autoscaling")
 			if c.Version == "1.33" {
-				assert.Contains(t, itemOf(t, got, "cluster_autoscaling").Notes, "a MUST only where the platform offers the feature; otherwise set N/A and say why here")
 				assert.Contains(t, itemOf(t, got, "dra_support").Notes, "or leave status and evidence empty to skip this SHOULD")
 			} else {
-				assert.Contains(t, itemOf(t, got, "cluster_autoscaling").Notes, "a MUST that is not Implemented fails the submission")
+				assert.Contains(t, itemOf(t, got, "ai_inference").Notes, "a MUST that is not Implemented fails the submission")
 			}
 			rc := itemOf(t, got, "robust_controller")
 			assert.Equal(t, "Implemented", rc.Status)
@@ -724,4 +725,12 @@ func TestBuildReportWithoutTheRequirement(t *testing.T) {
 	assert.Empty(t, rc.Status)
 	assert.Empty(t, rc.Evidence)
 	assert.Equal(t, VendorNotePrefix+"the report build was given did not judge robust_controller; build again from a run that checks it, or add evidence (files in this directory, or URLs) and set status.", rc.Notes)
+}
+
+// Where a checklist makes a MUST conditional and aiconform does not judge
+// it, the note says N/A is the way out; no real checklist has one left.
+func TestVendorNoteConditional(t *testing.T) {
+	c := Checklist{Version: "1.33", Items: []ChecklistItem{{ID: "x", Title: "X works", Conditional: true}}}
+	assert.Equal(t, VendorNotePrefix+"aiconform does not judge this requirement (X works) yet. Add evidence (files in this directory, or URLs) and set status; this checklist makes it a MUST only where the platform offers the feature; otherwise set N/A and say why here.",
+		vendorNote(c, "x", LevelMust, nil))
 }

@@ -49,7 +49,6 @@ import (
 	"github.com/aiconform/aiconform/bench"
 	"github.com/aiconform/aiconform/cluster"
 	"github.com/aiconform/aiconform/fixtures/scenarios"
-	"github.com/aiconform/aiconform/rig"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
@@ -126,7 +125,10 @@ func run() (err error) {
 		return err
 	}
 
-	c, err := rig.Start(ctx, rig.Options{ControlPlaneOnly: true, Dir: filepath.Join(tmp, "rig"), BinDir: filepath.Join(root, "bin"), Progress: os.Stderr})
+	// The demo's control plane: etcd, kube-apiserver and the metrics
+	// adapter behind its APIServices.
+	demo := scenarios.All()[0]
+	c, err := scenarios.Start(ctx, filepath.Join(tmp, "rig"), filepath.Join(root, "bin"), demo)
 	if err != nil {
 		return err
 	}
@@ -140,7 +142,7 @@ func run() (err error) {
 	cfg := c.RESTConfig()
 	cfg.QPS, cfg.Burst = 5000, 10000
 	cfg.WarningHandler = rest.NoWarnings{}
-	if err := scenarios.Build(ctx, cfg, mods, scenarios.All()[0]); err != nil {
+	if err := scenarios.Build(ctx, cfg, mods, demo); err != nil {
 		return fmt.Errorf("scenario demo: %w", err)
 	}
 	step("the demo scenario written: KServe, KubeRay, Kubeflow Trainer with JobSet, and Kueue with an admitted gang")

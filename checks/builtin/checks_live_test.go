@@ -457,6 +457,9 @@ func TestChecksOnFakeCluster(t *testing.T) {
 			want: []expect{
 				{"gpu-allocatable", "", checks.Skip, "none of 2 nodes advertises an accelerator resource"},
 				{"gpu-device-plugin", "", checks.Skip, "none of 2 nodes advertises an accelerator resource or is labelled nvidia.com/gpu.present=true"},
+				// The node groups' nodes are gone: nothing tells what they add.
+				{"accelerator-node-groups", "", checks.Warn, "2 groups cannot be told (no node now, nothing in the spec): cpu-pool, gpu-pool"},
+				{"accelerator-scale-ups", "", checks.Skip, "no accelerator node added on record"},
 			},
 		},
 		{
@@ -465,6 +468,8 @@ func TestChecksOnFakeCluster(t *testing.T) {
 			want: []expect{
 				{"gpu-allocatable", "", checks.Skip, "none of 0 nodes advertises"},
 				{"gpu-device-plugin", "", checks.Skip, "none of 0 nodes advertises"},
+				{"accelerator-node-groups", "", checks.Warn, "2 groups cannot be told"},
+				{"accelerator-scale-ups", "", checks.Skip, "no accelerator node added on record"},
 			},
 		},
 	}
@@ -558,6 +563,8 @@ func TestForbiddenIsError(t *testing.T) {
 			errored: []expect{
 				{"gpu-allocatable", "", checks.Error, "list nodes.v1: nodes is forbidden"},
 				{"gpu-device-plugin", "", checks.Error, "list nodes.v1: nodes is forbidden"},
+				{"accelerator-node-groups", "", checks.Error, "list nodes.v1: nodes is forbidden"},
+				{"accelerator-scale-ups", "", checks.Error, "list nodes.v1: nodes is forbidden"},
 			},
 		},
 		{
@@ -627,6 +634,7 @@ func TestForbiddenIsError(t *testing.T) {
 			refuse: refusal{"kube", "", "events"},
 			errored: []expect{
 				{"crs-events", "widgets", checks.Error, "list events.v1 with fields type=Warning: events is forbidden: User \"auditor\" cannot list resource \"events\""},
+				{"accelerator-scale-ups", "", checks.Error, "list events.v1 with fields reason=TriggeredScaleUp: events is forbidden"},
 			},
 		},
 		{
@@ -697,6 +705,12 @@ func TestForbiddenIsError(t *testing.T) {
 				// ClusterPolicy, which can only ever warn.
 				assert.Equal(t, checks.Warn, r.Status, "%s: %s", r.Check.ID, r.Reason)
 				assert.Contains(t, r.Reason, "cannot tell whether the NVIDIA GPU Operator is installed: list customresourcedefinitions.v1.apiextensions.k8s.io: customresourcedefinitions.apiextensions.k8s.io is forbidden")
+				continue
+			}
+			if r.Operator == "" && r.Check.Requirement == "cluster_autoscaling" {
+				// Karpenter is known by its CRDs.
+				assert.Equal(t, checks.Error, r.Status, "%s: %s", r.Check.ID, r.Reason)
+				assert.Contains(t, r.Reason, "cannot tell whether Karpenter is installed: list customresourcedefinitions")
 				continue
 			}
 			if r.Operator == "" {

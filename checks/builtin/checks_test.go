@@ -94,6 +94,9 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 				// Read-only, the model server's HPA shows it at work.
 				{requirement: "pod_autoscaling", status: checks.Implemented, result: checks.Warn,
 					conclusion: "behaviour not probed (hpa-probe: run with --probe)"},
+				// No autoscaler: the requirement does not apply, and says why.
+				{requirement: "cluster_autoscaling", status: checks.NotApplicable, result: checks.Skip,
+					conclusion: "not applicable: no cluster autoscaler found (looked for Karpenter (CRD nodepools.karpenter.sh) and cluster-autoscaler (its status ConfigMap kube-system/cluster-autoscaler-status))"},
 				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kserve",
 					conclusion: "KServe meets it", operators: map[string]string{"kserve": "every check passed", "kuberay": "every check passed", "kubeflow-training": "not installed"}},
 				{requirement: "gpu_nodes_allocatable", status: checks.Implemented, result: checks.Pass, conclusion: "1 GPU node Ready"},
@@ -240,6 +243,18 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 			verdicts: []expectVerdict{
 				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kserve",
 					operators: map[string]string{"kueue": "webhooks-served: Service kueue-system/kueue-webhook-service has no ready endpoint"}},
+			},
+		},
+		{
+			// cluster-autoscaler's own record shows it adding a GPU node.
+			scenario: "cluster-autoscaler",
+			want: append(append(allPass("kserve"), allPass("kuberay")...),
+				expect{"autoscaler-found", "", checks.Pass, "cluster-autoscaler, 2 node groups"},
+				expect{"accelerator-node-groups", "", checks.Pass, "1 node group can add accelerator nodes: gpu-h100 (node gpu-node-1 has nvidia.com/gpu)"},
+				expect{"accelerator-scale-ups", "", checks.Pass, "pod triggered scale-up: [{gpu-h100 0->1 (max: 4)}]"},
+				gpuPass, pluginPass),
+			verdicts: []expectVerdict{
+				{requirement: "cluster_autoscaling", status: checks.Implemented, result: checks.Pass, conclusion: "shown at work by accelerator-scale-ups: 1 accelerator scale-up: pod models/llm-server-"},
 			},
 		},
 		{

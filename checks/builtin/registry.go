@@ -29,5 +29,8 @@ func Registry() []checks.Check {
 		scheduling.MetricsAPIs{},
 		scheduling.HPAsActive{},
 		scheduling.HPAProbe{},
+		scheduling.AutoscalerFound{},
+		scheduling.AcceleratorNodeGroups{},
+		scheduling.AcceleratorScaleUps{},
 	}
 }

@@ -9,7 +9,9 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"math/big"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -117,6 +119,10 @@ type World struct {
 	HPAs         []*autoscalingv2.HorizontalPodAutoscaler
 	Deployments  []*appsv1.Deployment
 	StatefulSets []*appsv1.StatefulSet
+	// ConfigMaps: cluster-autoscaler's status.
+	ConfigMaps []*corev1.ConfigMap
+	// Karpenter's objects, served when its CRDs are in CRDs.
+	NodePools, NodeClaims []*unstructured.Unstructured
 }
 
 // NewWorld is the healthy world, which tests then change.
@@ -211,7 +217,63 @@ func NewWorld(t testing.TB) *World {
 	server.Spec.Template.Spec.Containers[0].Resources.Limits = GPUs("1")
 	w.Deployments = []*appsv1.Deployment{server}
 	w.HPAs = []*autoscalingv2.HorizontalPodAutoscaler{GPUHPA("ml", "llm-server", "s0-queue-depth", corev1.ConditionTrue)}
+
+	// cluster-autoscaler grows a GPU node group; it added the GPU node for
+	// the training pod.
+	w.Nodes[0].Labels = map[string]string{"eks.amazonaws.com/nodegroup": "cpu-pool"}
+	w.Nodes[1].Labels = map[string]string{"eks.amazonaws.com/nodegroup": "gpu-pool"}
+	w.ConfigMaps = []*corev1.ConfigMap{CAStatus(JudgeAt.Add(-10*time.Second), "Healthy", 4)}
+	w.Events = append(w.Events, &corev1.Event{
+		ObjectMeta:     metav1.ObjectMeta{Namespace: "ml", Name: "train-0.scaleup"},
+		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "ml", Name: "train-0"},
+		Type:           corev1.EventTypeNormal, Reason: "TriggeredScaleUp", Source: corev1.EventSource{Component: "cluster-autoscaler"},
+		Message: "pod triggered scale-up: [{gpu-pool 0->1 (max: 4)}]",
+	})
 	return w
+}
+
+// NodePoolsGVR and NodeClaimsGVR are Karpenter's.
+var (
+	NodePoolsGVR  = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1", Resource: "nodepools"}
+	NodeClaimsGVR = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1", Resource: "nodeclaims"}
+)
+
+// CAStatus is cluster-autoscaler's status ConfigMap, written at, with the
+// cluster-wide health and a GPU node group of one node and maximum max.
+func CAStatus(at time.Time, health string, max int) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "cluster-autoscaler-status",
+			Annotations: map[string]string{"cluster-autoscaler.kubernetes.io/last-updated": at.UTC().Format("2006-01-02 15:04:05.999999999 -0700 MST")}},
+		Data: map[string]string{"status": fmt.Sprintf(`time: %s
+autoscalerStatus: Running
+clusterWide:
+  health:
+    status: %s
+  scaleUp:
+    status: NoActivity
+nodeGroups:
+- name: cpu-pool
+  health:
+    status: Healthy
+    nodeCounts:
+      registered: {total: 1, ready: 1}
+    cloudProviderTarget: 1
+    minSize: 1
+    maxSize: 10
+  scaleUp:
+    status: NoActivity
+- name: gpu-pool
+  health:
+    status: Healthy
+    nodeCounts:
+      registered: {total: 1, ready: 1}
+    cloudProviderTarget: 1
+    minSize: 0
+    maxSize: %d
+  scaleUp:
+    status: NoActivity
+`, at.UTC().Format("2006-01-02 15:04:05.999999999 -0700 MST"), health, max)},
+	}
 }
 
 // APIService is an APIService of group.version name, served by the
@@ -307,6 +369,9 @@ func (w *World) Serve() *FakeCluster {
 	for _, o := range w.StatefulSets {
 		kube = append(kube, o)
 	}
+	for _, o := range w.ConfigMaps {
+		kube = append(kube, o)
+	}
 	var ext []runtime.Object
 	for _, o := range w.CRDs {
 		ext = append(ext, o)
@@ -321,11 +386,15 @@ func (w *World) Serve() *FakeCluster {
 	for _, o := range w.APIServices {
 		dyn = append(dyn, o)
 	}
+	for _, o := range append(slices.Clone(w.NodePools), w.NodeClaims...) {
+		dyn = append(dyn, o)
+	}
 	f := &FakeCluster{
 		Kube: kubefake.NewClientset(kube...),
 		Ext:  apiextensionsfake.NewClientset(ext...),
 		Dyn: dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-			map[schema.GroupVersionResource]string{WidgetsGVR: "WidgetList", ClusterPoliciesGVR: "ClusterPolicyList", cluster.APIServices.GVR: "APIServiceList"}, dyn...),
+			map[schema.GroupVersionResource]string{WidgetsGVR: "WidgetList", ClusterPoliciesGVR: "ClusterPolicyList", cluster.APIServices.GVR: "APIServiceList",
+				NodePoolsGVR: "NodePoolList", NodeClaimsGVR: "NodeClaimList"}, dyn...),
 	}
 	// The fake clientset ignores field selectors; the API server does
 	// not, and the GPU check reads pods per node with one.
@@ -343,6 +412,26 @@ func (w *World) Serve() *FakeCluster {
 		for _, p := range list.Items {
 			if sel.Matches(fields.Set{"spec.nodeName": p.Spec.NodeName, "metadata.namespace": p.Namespace, "metadata.name": p.Name}) {
 				kept = append(kept, p)
+			}
+		}
+		list.Items = kept
+		return true, list, nil
+	})
+	// Events are read by type (crs-events) and by reason (scale-ups).
+	f.Kube.PrependReactor("list", "events", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		sel := a.(k8stesting.ListAction).GetListRestrictions().Fields
+		if sel == nil || sel.Empty() {
+			return false, nil, nil
+		}
+		obj, err := f.Kube.Tracker().List(corev1.SchemeGroupVersion.WithResource("events"), corev1.SchemeGroupVersion.WithKind("Event"), a.GetNamespace())
+		if err != nil {
+			return true, nil, err
+		}
+		list := obj.(*corev1.EventList)
+		var kept []corev1.Event
+		for _, e := range list.Items {
+			if sel.Matches(fields.Set{"type": e.Type, "reason": e.Reason, "metadata.namespace": e.Namespace, "metadata.name": e.Name}) {
+				kept = append(kept, e)
 			}
 		}
 		list.Items = kept

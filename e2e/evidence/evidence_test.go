@@ -85,4 +85,5 @@ var faults = map[string]struct {
 	"kustomize-installs":    {"crs-reconciled", "kubeflow-trainer", checks.Pass},
 	"kueue-webhook-down":    {"webhooks-served", "kueue", checks.Fail},
 	"metrics-adapter-down":  {"metrics-apis", "", checks.Fail},
+	"cluster-autoscaler":    {"accelerator-scale-ups", "", checks.Pass},
 }
