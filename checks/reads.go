@@ -3,6 +3,7 @@ package checks
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -206,12 +207,12 @@ func CRDResource(crd *apiextensionsv1.CustomResourceDefinition) cluster.Resource
 }
 
 // SortedKeys are a map's keys in order.
-func SortedKeys[T any](m map[string]T) []string {
-	keys := make([]string, 0, len(m))
+func SortedKeys[K ~string, V any](m map[K]V) []K {
+	keys := make([]K, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys)
+	slices.Sort(keys)
 	return keys
 }
 

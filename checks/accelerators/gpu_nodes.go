@@ -80,7 +80,7 @@ func (GPUAllocatable) Run(ctx context.Context, env *checks.Env) (checks.Result, 
 	for _, g := range gpus {
 		n := g.node
 		healthy := g.err == nil
-		ready, msg := nodeReady(n)
+		ready, msg := checks.NodeReady(n)
 		if ready != corev1.ConditionTrue {
 			fails = append(fails, fmt.Sprintf("node %s is not Ready (Ready=%s: %s)", n.Name, ready, msg))
 			healthy = false
@@ -216,13 +216,4 @@ func podRequest(p *corev1.Pod, res corev1.ResourceName) resource.Quantity {
 		}
 	}
 	return sum
-}
-
-func nodeReady(n *corev1.Node) (corev1.ConditionStatus, string) {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status, strings.TrimSpace(c.Reason + " " + c.Message)
-		}
-	}
-	return corev1.ConditionUnknown, "no Ready condition"
 }

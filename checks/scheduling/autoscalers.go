@@ -373,7 +373,11 @@ func (a *autoscalers) groupAccelerator(group string) string {
 			continue
 		}
 		seen = true
-		if res := checks.SortedKeys(stringSet(checks.AcceleratorResources(n))); len(res) > 0 {
+		var res []string
+		for _, name := range checks.SortedKeys(checks.AcceleratorResources(n)) {
+			res = append(res, string(name))
+		}
+		if len(res) > 0 {
 			return "node " + n.Name + " has " + strings.Join(res, ", ")
 		}
 		for _, k := range a.data.AcceleratorKeys {
@@ -386,14 +390,6 @@ func (a *autoscalers) groupAccelerator(group string) string {
 		return ""
 	}
 	return "?"
-}
-
-func stringSet[K ~string](m map[K]bool) map[string]bool {
-	out := make(map[string]bool, len(m))
-	for k, v := range m {
-		out[string(k)] = v
-	}
-	return out
 }
 
 // claimAccelerator names the accelerators a NodeClaim's node has, "" for

@@ -112,19 +112,28 @@ func (HPAProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, error)
 		ok := probe.Until(pctx, events, w.apply, done)
 		return ok, ctx.Err()
 	}
-	finish := func(st checks.Status, format string, args ...any) (checks.Result, error) {
+	// end adds what the probe left behind and what it saw; every outcome
+	// past the Deployment's creation keeps them, a judgement or not.
+	end := func() {
 		fresh := &checks.Env{Cluster: env.Cluster.Fresh(), Now: env.Now}
 		r.AddEvidence(ctx, fresh, cluster.Get{Resources: []cluster.Resource{cluster.HorizontalPodAutoscalers}, Namespace: s.Namespace}, "the probe's HPA")
 		r.AddEvidence(ctx, fresh, cluster.Get{Resources: []cluster.Resource{cluster.Pods}, Namespace: s.Namespace, LabelSelector: HPALabel, Wide: true}, "its pods and the nodes they are bound to")
 		r.Table = &checks.Table{Header: []string{"EVENT", "AT (UTC)", "SINCE START"}, Rows: w.timeline.Rows}
+	}
+	finish := func(st checks.Status, format string, args ...any) (checks.Result, error) {
+		end()
 		r.Finish(st, format, args...)
 		return r, nil
+	}
+	cannotJudge := func(format string, args ...any) (checks.Result, error) {
+		end()
+		return r, fmt.Errorf("cannot judge: "+format, args...)
 	}
 
 	if ok, err := phase(func() bool { return w.boundPods() >= 1 }); err != nil {
 		return r, err
 	} else if !ok {
-		return r, fmt.Errorf("cannot judge: the probe's pod requesting one %s was not bound within %s (%s)", acc, s.Timeout, w.pendingWhy())
+		return cannotJudge("the probe's pod requesting one %s was not bound within %s (%s)", acc, s.Timeout, w.pendingWhy())
 	}
 	up := resource.NewMilliQuantity(max(value.MilliValue()/10, 1), resource.DecimalSI)
 	hpa, err := probeObject(hpaObject(metric, up.String()))
@@ -139,7 +148,7 @@ func (HPAProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, error)
 		return r, err
 	} else if !ok {
 		if w.desired >= 2 {
-			return r, fmt.Errorf("cannot judge: the HPA asked for 2 pods, but the second was not bound within %s (%s)", s.Timeout, w.pendingWhy())
+			return cannotJudge("the HPA asked for 2 pods, but the second was not bound within %s (%s)", s.Timeout, w.pendingWhy())
 		}
 		return finish(checks.Fail, "the HPA did not scale up within %s on %s (its value %s, target %s per pod): %s", s.Timeout, metric, value.String(), up, w.why())
 	}
@@ -190,7 +199,7 @@ func probeAccelerator(ctx context.Context, env *checks.Env) (string, error) {
 	}
 	total := map[string]int64{}
 	for _, n := range nodes {
-		if !nodeReady(n) || n.Spec.Unschedulable {
+		if ready, _ := checks.NodeReady(n); ready != corev1.ConditionTrue || n.Spec.Unschedulable {
 			continue
 		}
 		for name := range checks.AcceleratorResources(n) {
@@ -205,15 +214,6 @@ func probeAccelerator(ctx context.Context, env *checks.Env) (string, error) {
 		}
 	}
 	return best, nil
-}
-
-func nodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // externalMetric finds an external metric with a value above zero in the
