@@ -3,7 +3,9 @@ package checks
 import (
 	"strings"
 
+	"github.com/aiconform/aiconform/cluster"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // IsAccelerator is true for the extended resources of accelerators. Every
@@ -41,4 +43,38 @@ func NodeReady(n *corev1.Node) (corev1.ConditionStatus, string) {
 		}
 	}
 	return corev1.ConditionUnknown, "no Ready condition"
+}
+
+// PodsOnNode reads the pods bound to a node, as `kubectl describe node`
+// does: one LIST with a spec.nodeName field selector, never a cluster-wide
+// pod LIST.
+func PodsOnNode(node string) cluster.Get {
+	return cluster.Get{Resources: []cluster.Resource{cluster.Pods}, AllNamespaces: true,
+		FieldSelector: "spec.nodeName=" + node}
+}
+
+// PodRequest is a pod's effective request of a resource: the larger of the
+// sum over its containers and the largest init container, as the scheduler
+// counts it.
+func PodRequest(p *corev1.Pod, res corev1.ResourceName) resource.Quantity {
+	var sum resource.Quantity
+	for _, c := range p.Spec.Containers {
+		if q, ok := c.Resources.Requests[res]; ok {
+			sum.Add(q)
+		} else if q, ok := c.Resources.Limits[res]; ok {
+			// Extended resources are often given as limits only; the
+			// request then defaults to the limit.
+			sum.Add(q)
+		}
+	}
+	for _, c := range p.Spec.InitContainers {
+		q, ok := c.Resources.Requests[res]
+		if !ok {
+			q, ok = c.Resources.Limits[res]
+		}
+		if ok && q.Cmp(sum) > 0 {
+			sum = q.DeepCopy()
+		}
+	}
+	return sum
 }

@@ -37,7 +37,7 @@ import (
 // give the verdict and diagnosis they should, and interrupted runs leave
 // nothing behind.
 func TestProbesOnRig(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	aiconform := buildAiconform(t)
 	c := startOperatorRig(ctx, t, "probes", false)
@@ -271,6 +271,81 @@ spec:
 		v := requirement(t, rep, "cluster_autoscaling")
 		assert.Equal(t, 0, code, v.Conclusion)
 		assert.Contains(t, v.Conclusion, "no cluster autoscaler found (looked for Karpenter (CRD nodepools.karpenter.sh) and cluster-autoscaler (its status ConfigMap kube-system/cluster-autoscaler-status))")
+	})
+
+	// cluster_autoscaling with Karpenter's kwok provider: the probe makes
+	// it add a GPU node and watches the node go; read-only, nothing of the
+	// cluster's own shows it at work; at its NodePool's limit it adds
+	// none; the published roles are enough. Karpenter stops at the end, so
+	// that no later test's pending pod gets a node.
+	t.Run("ClusterAutoscaling", func(t *testing.T) {
+		step := time.Now()
+		k, err := c.InstallKarpenter(ctx, rig.OperatorOptions{BinDir: binDir})
+		require.NoError(t, err)
+		t.Logf("Karpenter installed in %.1fs", time.Since(step).Seconds())
+		defer func() { assert.NoError(t, k.Stop()) }()
+		scaleUp := func(t *testing.T, timeout string, args ...string) (*report.Report, string, int) {
+			t.Helper()
+			return check(t, "cluster_autoscaling", append([]string{"--probe", "--probe-scale-up", "--probe-timeout", timeout}, args...)...)
+		}
+
+		began := time.Now()
+		rep, md, code := scaleUp(t, "2m")
+		t.Logf("check cluster_autoscaling --probe --probe-scale-up took %s", time.Since(began).Round(100*time.Millisecond))
+		probed := reportCheck(t, rep, "scale-up-probe", "")
+		require.Equal(t, "pass", probed.Status, probed.Reason)
+		assert.Contains(t, probed.Reason, "Karpenter (NodePool "+rig.KarpenterNodePool+") added node kwok-"+rig.KarpenterNodePool+"-")
+		assert.Contains(t, probed.Reason, "(nvidia.com/gpu: 8)")
+		assert.Contains(t, probed.Reason, "the node was removed")
+		require.NotNil(t, probed.Table)
+		t.Logf("scale-up probe: %s\ntimeline:\n%s", probed.Reason, timeline(probed.Table))
+		assert.Contains(t, timeline(probed.Table), "(the added node)")
+		v := requirement(t, rep, "cluster_autoscaling")
+		assert.Equal(t, "Implemented", v.Status, v.Conclusion)
+		assert.Contains(t, v.Conclusion, "shown at work by scale-up-probe")
+		assert.Equal(t, 0, code, v.Conclusion)
+		assert.Contains(t, md, "pod/aiconform-scale-up-0 created")
+		assert.Contains(t, md, "kubectl delete pods aiconform-scale-up-0 -n "+rep.Run.Probe.Namespace)
+		assertNoLeftovers(ctx, t, cs, dyn)
+		require.NoError(t, k.WaitNoNodeClaims(ctx))
+
+		// Read-only: installed and able to grow, but its NodeClaims are gone.
+		rep, _, code = check(t, "cluster_autoscaling")
+		v = requirement(t, rep, "cluster_autoscaling")
+		assert.Equal(t, "Not Implemented", v.Status, v.Conclusion)
+		assert.Equal(t, 1, code)
+		assert.Contains(t, v.Conclusion, "not shown at work")
+		assert.Contains(t, v.Conclusion, "scale-up-probe: probes are off")
+		assert.Equal(t, "pass", reportCheck(t, rep, "accelerator-node-groups", "").Status)
+
+		// At its limit: the read-only check warns, and the probe's pod
+		// waits in vain.
+		require.NoError(t, k.SetGPULimit(ctx, 0))
+		rep, _, code = scaleUp(t, "20s")
+		require.NoError(t, k.SetGPULimit(ctx, rig.KarpenterGPULimit))
+		groups := reportCheck(t, rep, "accelerator-node-groups", "")
+		assert.Equal(t, "warn", groups.Status, groups.Reason)
+		assert.Contains(t, groups.Reason, "at its limit of nvidia.com/gpu=0")
+		probed = reportCheck(t, rep, "scale-up-probe", "")
+		assert.Equal(t, "fail", probed.Status, probed.Reason)
+		assert.Contains(t, probed.Reason, "no node was added within 20s")
+		t.Logf("at its limit: %s; %s", groups.Reason, probed.Reason)
+		// Its health and detection pass; what it cannot do fails.
+		assert.Equal(t, "Partially Implemented", requirement(t, rep, "cluster_autoscaling").Status)
+		assert.Equal(t, 1, code)
+		assertNoLeftovers(ctx, t, cs, dyn)
+		require.NoError(t, k.WaitNoNodeClaims(ctx))
+
+		// The published roles are enough for the scale-up probe.
+		const as = "system:serviceaccount:ca-auditors:ca-prober"
+		bindRoles(ctx, t, cs, "ca-auditors", "ca-prober", "aiconform-reader.yaml")
+		bindRoles(ctx, t, cs, "ca-auditors", "ca-prober", "aiconform-prober.yaml")
+		require.NoError(t, wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			rep, _, _ = scaleUp(t, "2m", "--as", as)
+			return reportCheck(t, rep, "scale-up-probe", "").Status == "pass", nil
+		}), "scale-up-probe with the published roles: %s", reportCheck(t, rep, "scale-up-probe", "").Reason)
+		assertNoLeftovers(ctx, t, cs, dyn)
+		require.NoError(t, k.WaitNoNodeClaims(ctx))
 	})
 
 	// The read-only checks never judge the run's own canary: with one

@@ -35,7 +35,7 @@ func startOperatorRig(ctx context.Context, t *testing.T, name string, servingOnl
 	t.Helper()
 	began := time.Now()
 	binDir := framework.RigBin(t)
-	for _, b := range []string{"kserve-manager", "kuberay-operator", "trainer-controller-manager", "jobset-controller", "training-operator", "kueue", "metrics-adapter"} {
+	for _, b := range []string{"kserve-manager", "kuberay-operator", "trainer-controller-manager", "jobset-controller", "training-operator", "kueue", "metrics-adapter", "karpenter-kwok"} {
 		if _, err := os.Stat(filepath.Join(binDir, b)); err != nil {
 			t.Fatalf("no %s in %s: run `make tools` first", b, binDir)
 		}

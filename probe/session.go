@@ -67,6 +67,9 @@ type Session struct {
 	// Image runs the pods a probe makes itself (the gang probe's members):
 	// DefaultImage, or its copy in a registry an air-gapped cluster reaches.
 	Image string
+	// ScaleUp allows the probe that makes the cluster autoscaler add a
+	// node, which the user opts into apart from the others.
+	ScaleUp bool
 	// Metric, when set, is the external metric the HPA probe tries first.
 	Metric *Metric
 	// Raw reads API paths as `kubectl get --raw` does (discovery documents,

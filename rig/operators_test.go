@@ -24,6 +24,7 @@ func TestOperatorVersionsMatchToolsModules(t *testing.T) {
 		{"training-operator", TrainingOperatorModule, TrainingOperatorVersion},
 		{"kueue", KueueModule, KueueVersion},
 		{"metrics-adapter", MetricsAdapterModule, MetricsAdapterVersion},
+		{"karpenter", KarpenterModule, KarpenterVersion},
 	} {
 		t.Run(tc.toolsDir, func(t *testing.T) {
 			path := filepath.Join("..", "tools", tc.toolsDir, "go.mod")

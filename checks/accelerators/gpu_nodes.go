@@ -125,7 +125,7 @@ func (GPUAllocatable) Run(ctx context.Context, env *checks.Env) (checks.Result, 
 	r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Nodes}, Names: shown, Wide: true}, note)
 	r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Nodes}, Names: shown, Columns: gpuColumns(checks.SortedKeys(resSet))}, note)
 	for _, name := range shown {
-		r.AddEvidence(ctx, env, podsOnNode(name), "pods on "+name+", whose requests count against its allocatable")
+		r.AddEvidence(ctx, env, checks.PodsOnNode(name), "pods on "+name+", whose requests count against its allocatable")
 	}
 	r.Table = table
 	for _, g := range gpus {
@@ -155,11 +155,6 @@ func gpuColumns(resources []string) string {
 	return strings.Join(cols, ",")
 }
 
-func podsOnNode(node string) cluster.Get {
-	return cluster.Get{Resources: []cluster.Resource{cluster.Pods}, AllNamespaces: true,
-		FieldSelector: "spec.nodeName=" + node}
-}
-
 // readRequests sums what non-terminated pods request of each accelerator on
 // each node, one LIST per node, a few nodes at a time.
 func readRequests(ctx context.Context, env *checks.Env, gpus []*gpuNode) {
@@ -171,7 +166,7 @@ func readRequests(ctx context.Context, env *checks.Env, gpus []*gpuNode) {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			pods, err := checks.List[*corev1.Pod](ctx, env, podsOnNode(g.node.Name).Queries()[0])
+			pods, err := checks.List[*corev1.Pod](ctx, env, checks.PodsOnNode(g.node.Name).Queries()[0])
 			if err != nil {
 				g.err = err
 				return
@@ -183,37 +178,11 @@ func readRequests(ctx context.Context, env *checks.Env, gpus []*gpuNode) {
 				}
 				for _, res := range g.resources {
 					q := g.requested[res]
-					q.Add(podRequest(p, res))
+					q.Add(checks.PodRequest(p, res))
 					g.requested[res] = q
 				}
 			}
 		}()
 	}
 	wg.Wait()
-}
-
-// podRequest is a pod's effective request of a resource: the larger of the
-// sum over its containers and the largest init container, as the scheduler
-// counts it.
-func podRequest(p *corev1.Pod, res corev1.ResourceName) resource.Quantity {
-	var sum resource.Quantity
-	for _, c := range p.Spec.Containers {
-		if q, ok := c.Resources.Requests[res]; ok {
-			sum.Add(q)
-		} else if q, ok := c.Resources.Limits[res]; ok {
-			// Extended resources are often given as limits only; the
-			// request then defaults to the limit.
-			sum.Add(q)
-		}
-	}
-	for _, c := range p.Spec.InitContainers {
-		q, ok := c.Resources.Requests[res]
-		if !ok {
-			q, ok = c.Resources.Limits[res]
-		}
-		if ok && q.Cmp(sum) > 0 {
-			sum = q.DeepCopy()
-		}
-	}
-	return sum
 }

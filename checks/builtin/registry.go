@@ -32,5 +32,6 @@ func Registry() []checks.Check {
 		scheduling.AutoscalerFound{},
 		scheduling.AcceleratorNodeGroups{},
 		scheduling.AcceleratorScaleUps{},
+		scheduling.ScaleUpProbe{},
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	sigsyaml "sigs.k8s.io/yaml"
 )
@@ -284,6 +285,13 @@ type nodeGroup struct {
 	current, max     string
 	atMax, unhealthy bool
 	health           string
+	// key is the group's own name (a NodePool's, a node group's), as its
+	// nodes' labels carry it.
+	key string
+	// resource is the accelerator its nodes have and perNode how many of
+	// it one node has, where a NodeClaim or a node of the group tells.
+	resource corev1.ResourceName
+	perNode  int64
 }
 
 // readNodes reads the nodes groups() tells accelerator groups by.
@@ -298,19 +306,26 @@ func (a *autoscalers) groups() []nodeGroup {
 	var out []nodeGroup
 	if k := a.karpenter; k != nil {
 		for _, p := range k.pools {
-			g := nodeGroup{by: "Karpenter", name: "NodePool " + p.GetName(), accelerator: a.poolAccelerator(p)}
-			nodes, _, _ := unstructured.NestedString(p.Object, "status", "resources", "nodes")
-			g.current = nodes
-			if g.current == "" {
-				g.current = "0"
-			}
+			g := nodeGroup{by: "Karpenter", name: "NodePool " + p.GetName(), key: p.GetName(), accelerator: a.poolAccelerator(p)}
+			used, _, _ := unstructured.NestedStringMap(p.Object, "status", "resources")
+			g.current = firstOf(used["nodes"], "0")
 			g.max = "no limit"
 			if limits, ok, _ := unstructured.NestedStringMap(p.Object, "spec", "limits"); ok {
 				var ls []string
 				for _, name := range checks.SortedKeys(limits) {
 					ls = append(ls, name+"="+limits[name])
+					if !g.atMax && limitReached(used[name], limits[name]) {
+						// Any node it could add holds some of every
+						// resource it limits, and would cross the limit.
+						g.atMax = true
+						g.health = fmt.Sprintf("at its limit of %s=%s (its nodes hold %s)", name, limits[name], firstOf(used[name], "0"))
+					}
 				}
 				g.max = strings.Join(ls, ",")
+			}
+			g.resource, g.perNode = a.groupSize(g.key)
+			if g.resource == "" {
+				g.resource = limitedAccelerator(p)
 			}
 			out = append(out, g)
 		}
@@ -318,17 +333,81 @@ func (a *autoscalers) groups() []nodeGroup {
 	if c := a.ca; c != nil && c.status != nil {
 		for _, ng := range c.status.NodeGroups {
 			h := ng.Health
-			g := nodeGroup{by: "cluster-autoscaler", name: ng.Name, accelerator: a.groupAccelerator(ng.Name),
+			g := nodeGroup{by: "cluster-autoscaler", name: ng.Name, key: ng.Name, accelerator: a.groupAccelerator(ng.Name),
 				current: fmt.Sprintf("%d (target %d)", h.NodeCounts.Registered.Total, h.CloudProviderTarget),
 				max:     fmt.Sprintf("%d", h.MaxSize), atMax: h.CloudProviderTarget >= h.MaxSize, health: h.Status}
 			if ng.ScaleUp.Status == "Backoff" {
 				g.unhealthy = true
 				g.health = strings.TrimSpace(fmt.Sprintf("scale-up in backoff: %s %s", ng.ScaleUp.BackoffInfo.ErrorCode, ng.ScaleUp.BackoffInfo.ErrorMessage))
 			}
+			g.resource, g.perNode = a.groupSize(g.key)
 			out = append(out, g)
 		}
 	}
 	return out
+}
+
+// limitReached says whether a NodePool's use of a resource has reached its
+// limit; a quantity that does not parse reaches nothing.
+func limitReached(used, limit string) bool {
+	l, err := resource.ParseQuantity(limit)
+	if err != nil {
+		return false
+	}
+	u, err := resource.ParseQuantity(firstOf(used, "0"))
+	return err == nil && u.Cmp(l) >= 0
+}
+
+// limitedAccelerator is the accelerator a NodePool limits, "" for none.
+func limitedAccelerator(p *unstructured.Unstructured) corev1.ResourceName {
+	limits, _, _ := unstructured.NestedStringMap(p.Object, "spec", "limits")
+	for _, name := range checks.SortedKeys(limits) {
+		if checks.IsAccelerator(corev1.ResourceName(name)) {
+			return corev1.ResourceName(name)
+		}
+	}
+	return ""
+}
+
+// groupSize finds the accelerator a group's nodes have and how many of it
+// one node has: from its NodeClaims' capacity first, then from its nodes'
+// allocatable.
+func (a *autoscalers) groupSize(group string) (corev1.ResourceName, int64) {
+	if k := a.karpenter; k != nil {
+		for _, c := range k.claims {
+			if c.GetLabels()["karpenter.sh/nodepool"] != group {
+				continue
+			}
+			capacity, _, _ := unstructured.NestedStringMap(c.Object, "status", "capacity")
+			for _, name := range checks.SortedKeys(capacity) {
+				if q, err := resource.ParseQuantity(capacity[name]); err == nil && checks.IsAccelerator(corev1.ResourceName(name)) && q.Value() > 0 {
+					return corev1.ResourceName(name), q.Value()
+				}
+			}
+		}
+	}
+	for _, n := range a.nodes {
+		if !a.inGroup(n, group) {
+			continue
+		}
+		for _, name := range checks.SortedKeys(checks.AcceleratorResources(n)) {
+			if q := n.Status.Allocatable[name]; q.Value() > 0 {
+				return name, q.Value()
+			}
+		}
+	}
+	return "", 0
+}
+
+// inGroup says whether a node belongs to a group, by the group labels of
+// autoscalers.yaml.
+func (a *autoscalers) inGroup(n *corev1.Node, group string) bool {
+	for _, l := range a.data.NodeGroupLabels {
+		if n.Labels[l] == group {
+			return true
+		}
+	}
+	return false
 }
 
 // poolAccelerator says why a NodePool makes accelerator nodes: a
@@ -365,11 +444,7 @@ func (a *autoscalers) poolAccelerator(p *unstructured.Unstructured) string {
 func (a *autoscalers) groupAccelerator(group string) string {
 	seen := false
 	for _, n := range a.nodes {
-		in := false
-		for _, l := range a.data.NodeGroupLabels {
-			in = in || n.Labels[l] == group
-		}
-		if !in {
+		if !a.inGroup(n, group) {
 			continue
 		}
 		seen = true

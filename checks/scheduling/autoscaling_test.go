@@ -149,6 +149,15 @@ func TestAcceleratorNodeGroups(t *testing.T) {
 	runCases(t, scheduling.AcceleratorNodeGroups{}, "kubectl get nodepools.karpenter.sh", []worldCase{
 		{name: "a NodePool limited in GPUs", edit: karpenter, status: checks.Pass, reason: "NodePool gpu (limit nvidia.com/gpu)"},
 		{
+			name: "the GPU NodePool at its limit",
+			edit: func(w *checkstest.World) {
+				karpenter(w)
+				w.NodePools[0].Object["status"].(map[string]any)["resources"] = map[string]any{"nodes": "2", "nvidia.com/gpu": "16"}
+			},
+			status: checks.Warn,
+			reason: "no accelerator node group can grow: NodePool gpu (at its limit of nvidia.com/gpu=16 (its nodes hold 16))",
+		},
+		{
 			name: "no NodePool",
 			edit: func(w *checkstest.World) {
 				karpenter(w)
@@ -166,6 +175,14 @@ func TestAcceleratorScaleUps(t *testing.T) {
 		{
 			name:   "no scale-up on record",
 			edit:   func(w *checkstest.World) { w.Events = nil },
+			status: checks.Skip,
+			reason: "nothing of the cluster's own shows the autoscaler at work",
+		},
+		{
+			name: "a scale-up probe's pod is not the cluster's own",
+			edit: func(w *checkstest.World) {
+				w.Events[0].InvolvedObject.Namespace = "aiconform-probe-20261129-120000-abcd"
+			},
 			status: checks.Skip,
 			reason: "nothing of the cluster's own shows the autoscaler at work",
 		},

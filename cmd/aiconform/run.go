@@ -33,6 +33,9 @@ type RunFlags struct {
 	// HPAMetric is the external metric the HPA probe scales on first
 	// (--hpa-metric).
 	HPAMetric string
+	// ProbeScaleUp lets the cluster_autoscaling probe make the autoscaler
+	// add a node (--probe-scale-up): opted into apart, as it costs money.
+	ProbeScaleUp bool
 	// Redact replaces identifying values with pseudonyms keyed by the
 	// bytes of the RedactKey file (--redact, --redact-key).
 	Redact    bool
@@ -56,6 +59,7 @@ func (f *RunFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.ProbeTimeout, "probe-timeout", 5*time.Minute, "how long a canary may take to be reconciled, and then collected once deleted")
 	fs.StringVar(&f.ProbeImage, "probe-image", probe.DefaultImage, "the image of the pods a probe runs itself (the gang probe's); its copy in your registry for an air-gapped cluster")
 	fs.StringVar(&f.HPAMetric, "hpa-metric", "", "an external metric the HPA probe scales on, NAME or NAME{label=value,...}, with a value above zero in the probe's namespace (default: those the cluster's own HPAs and its known adapters use)")
+	fs.BoolVar(&f.ProbeScaleUp, "probe-scale-up", false, "with --probe, also make the cluster autoscaler add an accelerator node for pods no node can take, run them on it and watch it go once they are deleted: it costs a node for minutes")
 	fs.BoolVar(&f.Redact, "redact", false, "replace node names, IP addresses, URL hosts and cloud account ids with stable pseudonyms in every output, for a public report")
 	fs.StringVar(&f.RedactKey, "redact-key", "", "a file whose bytes key the --redact pseudonyms, so that they stay the same across runs (default: a random key of this run only)")
 }
@@ -73,6 +77,8 @@ func (f *RunFlags) Validate() error {
 		return usageErrorf("--probe writes to a live cluster; a --fixture is a recording and cannot answer")
 	case f.ProbeTimeout <= 0:
 		return usageErrorf("--probe-timeout must be positive")
+	case f.ProbeScaleUp && !f.Probe:
+		return usageErrorf("--probe-scale-up is a probe; add --probe")
 	case f.ProbeImage == "":
 		return usageErrorf("--probe-image must name an image")
 	}
@@ -133,6 +139,7 @@ func (f *RunFlags) Report(ctx context.Context, ids []string, failOn checks.Level
 			return nil, err
 		}
 		sess.Image = f.ProbeImage
+		sess.ScaleUp = f.ProbeScaleUp
 		if f.HPAMetric != "" {
 			m, _ := probe.ParseMetric(f.HPAMetric) // checked by Validate
 			sess.Metric = &m

@@ -29,8 +29,9 @@ func main() {
 const usage = `usage: rig <command> [flags]
 
 commands:
-  up            start the rig detached (with KServe, KubeRay and Trainer unless
-                --no-operators) and print its kubeconfig path
+  up            start the rig detached (with KServe, KubeRay, Trainer, the
+                Training Operator, Kueue, a metrics adapter and Karpenter
+                unless --no-operators) and print its kubeconfig path
   down          stop the processes recorded by up
   status        print the recorded processes and their RSS
   egress-proxy  run the loopback-only egress proxy (started by up)
@@ -49,7 +50,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	case "up":
 		bin := fs.String("bin", "", "directory with the binaries (default: bin/ of the repository)")
 		cpOnly := fs.Bool("control-plane-only", false, "start etcd and kube-apiserver only")
-		noOperators := fs.Bool("no-operators", false, "do not install KServe, KubeRay, Kubeflow Trainer (with JobSet), the Training Operator and Kueue on the full rig")
+		noOperators := fs.Bool("no-operators", false, "do not install KServe, KubeRay, Kubeflow Trainer (with JobSet), the Training Operator, Kueue, the metrics adapter and Karpenter on the full rig")
 		timeout := fs.Duration("timeout", 3*time.Minute, "start-up timeout (the control plane, then each operator)")
 		if err := fs.Parse(args); err != nil {
 			return err
@@ -126,7 +127,11 @@ func up(dir, bin string, cpOnly, operators bool, timeout time.Duration, stdout, 
 			_, err := c.InstallMetricsAdapter(ctx, opts)
 			return nil, err
 		}
-		for _, install := range []func(context.Context, rig.OperatorOptions) (*rig.Operator, error){c.InstallKServe, c.InstallKubeRay, trainer, c.InstallTrainingOperator, adapter, c.InstallKueue} {
+		karpenter := func(ctx context.Context, opts rig.OperatorOptions) (*rig.Operator, error) {
+			_, err := c.InstallKarpenter(ctx, opts)
+			return nil, err
+		}
+		for _, install := range []func(context.Context, rig.OperatorOptions) (*rig.Operator, error){c.InstallKServe, c.InstallKubeRay, trainer, c.InstallTrainingOperator, adapter, c.InstallKueue, karpenter} {
 			if _, err := install(ctx, opts); err != nil {
 				// Half a rig is worse than none: a person would point
 				// aiconform at it and read failures that are the rig's.
