@@ -48,7 +48,7 @@ func assertHealthy(t *testing.T, r Run) {
 			assert.Equal(t, checks.Skip, res.Status, "%s %s: %s", res.Check.ID, res.Operator, res.Reason)
 		}
 	}
-	assert.Len(t, seen, 27, "six read-only checks for each of three operators, Kueue's two gang checks, and the seven cluster-wide read-only checks: %v", seen)
+	assert.Len(t, seen, 30, "six read-only checks for each of three operators, Kueue's two gang checks, and the ten cluster-wide read-only checks: %v", seen)
 	for _, v := range r.Verdicts {
 		assert.Equal(t, checks.Implemented, v.Status, "%s: %s", v.Requirement.ID, v.Conclusion)
 	}

@@ -14,6 +14,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -63,6 +64,10 @@ type Objects struct {
 	// APIServices are the aggregator's registrations, unstructured as
 	// aiconform reads them.
 	APIServices []*unstructured.Unstructured
+	// NVIDIA's DRA driver: its class, a slice per GPU node, and claims.
+	DeviceClasses  []*resourcev1.DeviceClass
+	ResourceSlices []*resourcev1.ResourceSlice
+	ResourceClaims []*resourcev1.ResourceClaim
 }
 
 // CustomResource is a custom resource with the resource it is served as.
@@ -90,6 +95,9 @@ func (objs *Objects) Add(o *Objects) {
 	objs.ConfigMaps = append(objs.ConfigMaps, o.ConfigMaps...)
 	objs.Events = append(objs.Events, o.Events...)
 	objs.APIServices = append(objs.APIServices, o.APIServices...)
+	objs.DeviceClasses = append(objs.DeviceClasses, o.DeviceClasses...)
+	objs.ResourceSlices = append(objs.ResourceSlices, o.ResourceSlices...)
+	objs.ResourceClaims = append(objs.ResourceClaims, o.ResourceClaims...)
 }
 
 // Cluster is the whole synthetic cluster: the bulk of Workload plus KServe
@@ -248,9 +256,62 @@ func Workload(size Size, now time.Time) *Objects {
 	objs.APIServices = []*unstructured.Unstructured{
 		apiService("v1beta1.metrics.k8s.io", "kube-system", "metrics-server"),
 		apiService("v1beta1.external.metrics.k8s.io", "keda", "keda-operator-metrics-apiserver"),
+		apiService("v1.resource.k8s.io", "", ""),
 	}
+	g.dra(objs, nodes[:gpuNodes], appNS[0])
 	objs.sort()
 	return objs
+}
+
+// draDriver is NVIDIA's DRA driver, which the synthetic cluster runs on
+// every GPU node beside the device plugin: the most a run reads of DRA.
+const draDriver = "gpu.nvidia.com"
+
+// draClaims is how many pods have a claim allocated.
+const draClaims = 100
+
+// dra adds NVIDIA's DeviceClass, a ResourceSlice of eight GPUs per GPU
+// node, and claims allocated one GPU each, as the scheduler leaves them.
+func (g *gen) dra(objs *Objects, gpuNodes []*corev1.Node, ns string) {
+	if len(gpuNodes) == 0 {
+		return
+	}
+	objs.DeviceClasses = []*resourcev1.DeviceClass{{
+		ObjectMeta: metav1.ObjectMeta{Name: draDriver, UID: uid("DeviceClass", "", draDriver), CreationTimestamp: g.ago(200 * 24 * time.Hour)},
+		Spec: resourcev1.DeviceClassSpec{Selectors: []resourcev1.DeviceSelector{{
+			CEL: &resourcev1.CELDeviceSelector{Expression: "device.driver == '" + draDriver + "' && device.attributes['" + draDriver + "'].type == 'gpu'"}}}},
+	}}
+	for _, n := range gpuNodes {
+		sl := &resourcev1.ResourceSlice{
+			ObjectMeta: metav1.ObjectMeta{Name: n.Name + "-" + draDriver, UID: uid("ResourceSlice", "", n.Name), CreationTimestamp: n.CreationTimestamp},
+			Spec: resourcev1.ResourceSliceSpec{Driver: draDriver, NodeName: ptr.To(n.Name),
+				Pool: resourcev1.ResourcePool{Name: n.Name, Generation: 1, ResourceSliceCount: 1}},
+		}
+		for d := range 8 {
+			sl.Spec.Devices = append(sl.Spec.Devices, resourcev1.Device{Name: fmt.Sprintf("gpu-%d", d),
+				Attributes: map[resourcev1.QualifiedName]resourcev1.DeviceAttribute{
+					"type": {StringValue: ptr.To("gpu")}, "productName": {StringValue: ptr.To("NVIDIA H100 80GB HBM3")}, "index": {IntValue: ptr.To(int64(d))},
+				},
+				Capacity: map[resourcev1.QualifiedName]resourcev1.DeviceCapacity{"memory": {Value: resource.MustParse("80Gi")}}})
+		}
+		objs.ResourceSlices = append(objs.ResourceSlices, sl)
+	}
+	for i := range min(draClaims, len(gpuNodes)) {
+		node, pod := gpuNodes[i].Name, fmt.Sprintf("embedder-%d", i)
+		objs.ResourceClaims = append(objs.ResourceClaims, &resourcev1.ResourceClaim{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pod + "-gpu", UID: uid("ResourceClaim", ns, pod), CreationTimestamp: g.ago(time.Hour)},
+			Spec: resourcev1.ResourceClaimSpec{Devices: resourcev1.DeviceClaim{Requests: []resourcev1.DeviceRequest{{
+				Name: "gpu", Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: draDriver, AllocationMode: resourcev1.DeviceAllocationModeExactCount, Count: 1}}}}},
+			Status: resourcev1.ResourceClaimStatus{
+				Allocation: &resourcev1.AllocationResult{
+					Devices: resourcev1.DeviceAllocationResult{Results: []resourcev1.DeviceRequestAllocationResult{{Request: "gpu", Driver: draDriver, Pool: node, Device: "gpu-7"}}},
+					NodeSelector: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+						MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{node}}}}}},
+				},
+				ReservedFor: []resourcev1.ResourceClaimConsumerReference{{Resource: "pods", Name: pod, UID: uid("Pod", ns, pod)}},
+			},
+		})
+	}
 }
 
 // gpuNodeGroup is the node group of the GPU nodes.
@@ -315,15 +376,18 @@ func (g *gen) hpa(dep *appsv1.Deployment) *autoscalingv2.HorizontalPodAutoscaler
 }
 
 // apiService is an Available APIService of group.version name served by
-// the Service namespace/service.
+// the Service namespace/service, or by the API server itself for "".
 func apiService(name, namespace, service string) *unstructured.Unstructured {
 	version, group, _ := strings.Cut(name, ".")
+	spec := map[string]any{"group": group, "version": version, "groupPriorityMinimum": int64(100), "versionPriority": int64(100)}
+	if service != "" {
+		spec["service"] = map[string]any{"namespace": namespace, "name": service, "port": int64(443)}
+	}
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
 		"metadata": map[string]any{"name": name, "uid": string(uid("APIService", "", name))},
-		"spec": map[string]any{"group": group, "version": version, "groupPriorityMinimum": int64(100), "versionPriority": int64(100),
-			"service": map[string]any{"namespace": namespace, "name": service, "port": int64(443)}},
-		"status": map[string]any{"conditions": []any{map[string]any{"type": "Available", "status": "True", "reason": "Passed", "message": "all checks passed"}}},
+		"spec":     spec,
+		"status":   map[string]any{"conditions": []any{map[string]any{"type": "Available", "status": "True", "reason": "Passed", "message": "all checks passed"}}},
 	}}
 }
 

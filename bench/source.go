@@ -72,7 +72,7 @@ var builtins = []cluster.Resource{
 	cluster.Nodes, cluster.Namespaces, cluster.Pods, cluster.Services, cluster.Deployments, cluster.ReplicaSets, cluster.Jobs,
 	cluster.EndpointSlices, cluster.CRDs, cluster.ValidatingWebhookConfigurations, cluster.MutatingWebhookConfigurations,
 	cluster.DaemonSets, cluster.Leases, cluster.Events, cluster.HorizontalPodAutoscalers, cluster.StatefulSets, cluster.APIServices,
-	cluster.ConfigMaps,
+	cluster.ConfigMaps, cluster.DeviceClasses, cluster.ResourceSlices, cluster.ResourceClaims, cluster.ResourceClaimTemplates,
 }
 
 // NewSource serves objs.
@@ -143,6 +143,15 @@ func NewSource(objs *Objects) *Source {
 	}
 	for _, o := range objs.APIServices {
 		add(cluster.APIServices.GVR, o)
+	}
+	for _, o := range objs.DeviceClasses {
+		add(cluster.DeviceClasses.GVR, o)
+	}
+	for _, o := range objs.ResourceSlices {
+		add(cluster.ResourceSlices.GVR, o)
+	}
+	for _, o := range objs.ResourceClaims {
+		add(cluster.ResourceClaims.GVR, o)
 	}
 	for _, cr := range objs.CustomResources {
 		// A custom resource is served at every served version of its CRD.

@@ -66,6 +66,9 @@ type Meta struct {
 	// of the run's own) and run only under --probe, after every read-only
 	// check of the run has finished (see Run).
 	Probe bool
+	// OptIn is the flag a probe needs besides --probe, for one that costs
+	// more than the others (a node added for minutes).
+	OptIn string
 	// Description says what is checked and how the verdict is reached.
 	Description string
 	// Remediation says what to do when the check fails.
@@ -115,6 +118,12 @@ type Env struct {
 	// Probe is the run's probe session under --probe; nil keeps the run
 	// read-only, and probe checks skip.
 	Probe *probe.Session
+}
+
+// Fresh is env with a cache of its own, for what a probe reads after it
+// wrote: the run's shared reads are of the cluster before any probe.
+func (e *Env) Fresh() *Env {
+	return &Env{Cluster: e.Cluster.Fresh(), Profile: e.Profile, Now: e.Now}
 }
 
 // Check is one question asked of the cluster.

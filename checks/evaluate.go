@@ -135,9 +135,7 @@ func judgeAll(v *Verdict) {
 		if len(rest) > 0 {
 			v.Conclusion += " (" + strings.Join(rest, "; ") + ")"
 		}
-		if unprobed := unprobed(v.Results, ""); len(unprobed) > 0 {
-			v.Conclusion += fmt.Sprintf(notProbed+" (%s: run with --probe)", strings.Join(unprobed, ", "))
-		}
+		v.Conclusion += unprobed(v.Results, "")
 	}
 	if agg == Error {
 		v.Conclusion = "could not be fully evaluated: " + v.Conclusion
@@ -182,9 +180,7 @@ func judgeOperators(v *Verdict, dets []Detection) {
 				// Said, since it is what the requirement rests on.
 				ov.Reason += ", shown at work by " + strings.Join(by, " and ")
 			}
-			if unprobed := unprobed(v.Results, d.Profile.Name); len(unprobed) > 0 {
-				ov.Reason += fmt.Sprintf(notProbed+" (%s: run with --probe)", strings.Join(unprobed, ", "))
-			}
+			ov.Reason += unprobed(v.Results, d.Profile.Name)
 		case ov.Verdict == Fail || ov.Verdict == Error:
 			ov.Reason = strings.Join(why, "; ")
 		case !d.Found:
@@ -281,10 +277,8 @@ func carry(v *Verdict, ov OperatorVerdict) {
 		}
 	}
 	v.Conclusion = fmt.Sprintf("%s meets it: %s", ov.Title, strings.Join(passed, "; "))
-	if unprobed := unprobed(v.Results, ov.Operator); len(unprobed) > 0 {
-		// Said in the conclusion, since it is what a reviewer asks next.
-		v.Conclusion += fmt.Sprintf(notProbed+" (%s: run with --probe)", strings.Join(unprobed, ", "))
-	}
+	// Said in the conclusion, since it is what a reviewer asks next.
+	v.Conclusion += unprobed(v.Results, ov.Operator)
 	if len(others) > 0 {
 		v.Conclusion += " (others: " + strings.Join(others, "; ") + ")"
 	}
@@ -293,15 +287,29 @@ func carry(v *Verdict, ov OperatorVerdict) {
 // notProbed starts what a verdict adds when probe checks were skipped.
 const notProbed = "; behaviour not probed"
 
-// unprobed lists an operator's probe checks that were skipped.
-func unprobed(rs []Result, operator string) []string {
-	var ids []string
+// unprobed says which of an operator's probe checks were skipped and what
+// runs them, "" for none: "; behaviour not probed (a, b: run with --probe;
+// c: run with --probe --probe-scale-up)".
+func unprobed(rs []Result, operator string) string {
+	var flags []string
+	ids := map[string][]string{}
 	for _, r := range rs {
 		if r.Operator == operator && r.Check.Probe && r.Status == Skip {
-			ids = append(ids, r.Check.ID)
+			f := strings.TrimSpace("--probe " + r.Check.OptIn)
+			if _, ok := ids[f]; !ok {
+				flags = append(flags, f)
+			}
+			ids[f] = append(ids[f], r.Check.ID)
 		}
 	}
-	return ids
+	if len(flags) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, f := range flags {
+		parts = append(parts, strings.Join(ids[f], ", ")+": run with "+f)
+	}
+	return notProbed + " (" + strings.Join(parts, "; ") + ")"
 }
 
 // notRun lists the requirement's checks that have no result.

@@ -197,6 +197,22 @@ func (l *Live) pageFunc(q Query) func(context.Context, metav1.ListOptions) (runt
 		return func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return l.Kube.CoreV1().Events(ns).List(ctx, o)
 		}
+	case DeviceClasses.GVR:
+		return func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return l.Kube.ResourceV1().DeviceClasses().List(ctx, o)
+		}
+	case ResourceSlices.GVR:
+		return func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return l.Kube.ResourceV1().ResourceSlices().List(ctx, o)
+		}
+	case ResourceClaims.GVR:
+		return func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return l.Kube.ResourceV1().ResourceClaims(ns).List(ctx, o)
+		}
+	case ResourceClaimTemplates.GVR:
+		return func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return l.Kube.ResourceV1().ResourceClaimTemplates(ns).List(ctx, o)
+		}
 	case CRDs.GVR:
 		return func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return l.APIExtensions.ApiextensionsV1().CustomResourceDefinitions().List(ctx, o)

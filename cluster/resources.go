@@ -70,6 +70,16 @@ var (
 	// events.k8s.io: the same objects, and the Table kubectl prints.
 	Events = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "events"},
 		Kind: "Event", Arg: "events", Namespaced: true}
+	// The Dynamic Resource Allocation API, resource.k8s.io/v1 (GA since
+	// Kubernetes 1.34).
+	DeviceClasses = Resource{GVR: schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1", Resource: "deviceclasses"},
+		Kind: "DeviceClass", Arg: "deviceclasses"}
+	ResourceSlices = Resource{GVR: schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1", Resource: "resourceslices"},
+		Kind: "ResourceSlice", Arg: "resourceslices"}
+	ResourceClaims = Resource{GVR: schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1", Resource: "resourceclaims"},
+		Kind: "ResourceClaim", Arg: "resourceclaims", Namespaced: true}
+	ResourceClaimTemplates = Resource{GVR: schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1", Resource: "resourceclaimtemplates"},
+		Kind: "ResourceClaimTemplate", Arg: "resourceclaimtemplates", Namespaced: true}
 	CRDs = Resource{GVR: schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"},
 		Kind: "CustomResourceDefinition", Arg: "crd"}
 	ValidatingWebhookConfigurations = Resource{GVR: schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingwebhookconfigurations"},

@@ -37,7 +37,7 @@ import (
 // give the verdict and diagnosis they should, and interrupted runs leave
 // nothing behind.
 func TestProbesOnRig(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 18*time.Minute)
 	defer cancel()
 	aiconform := buildAiconform(t)
 	c := startOperatorRig(ctx, t, "probes", false)
@@ -276,7 +276,7 @@ spec:
 	// cluster_autoscaling with Karpenter's kwok provider: the probe makes
 	// it add a GPU node and watches the node go; read-only, nothing of the
 	// cluster's own shows it at work; at its NodePool's limit it adds
-	// none; the published roles are enough. Karpenter stops at the end, so
+	// none. The probe runs as the published roles. Karpenter stops at the end, so
 	// that no later test's pending pod gets a node.
 	t.Run("ClusterAutoscaling", func(t *testing.T) {
 		step := time.Now()
@@ -289,8 +289,20 @@ spec:
 			return check(t, "cluster_autoscaling", append([]string{"--probe", "--probe-scale-up", "--probe-timeout", timeout}, args...)...)
 		}
 
+		// As the published roles allow, and no more.
+		const as = "system:serviceaccount:ca-auditors:ca-prober"
+		bindRoles(ctx, t, cs, "ca-auditors", "ca-prober", "aiconform-reader.yaml")
+		bindRoles(ctx, t, cs, "ca-auditors", "ca-prober", "aiconform-prober.yaml")
 		began := time.Now()
-		rep, md, code := scaleUp(t, "2m")
+		var rep *report.Report
+		var md string
+		var code int
+		require.NoError(t, wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			rep, md, code = scaleUp(t, "2m", "--as", as)
+			// A refusal before the roles are in force is quick, and
+			// anything else the assertions below report.
+			return !strings.Contains(reportCheck(t, rep, "scale-up-probe", "").Reason, "forbidden"), nil
+		}))
 		t.Logf("check cluster_autoscaling --probe --probe-scale-up took %s", time.Since(began).Round(100*time.Millisecond))
 		probed := reportCheck(t, rep, "scale-up-probe", "")
 		require.Equal(t, "pass", probed.Status, probed.Reason)
@@ -335,17 +347,58 @@ spec:
 		assert.Equal(t, 1, code)
 		assertNoLeftovers(ctx, t, cs, dyn)
 		require.NoError(t, k.WaitNoNodeClaims(ctx))
+	})
 
-		// The published roles are enough for the scale-up probe.
-		const as = "system:serviceaccount:ca-auditors:ca-prober"
-		bindRoles(ctx, t, cs, "ca-auditors", "ca-prober", "aiconform-reader.yaml")
-		bindRoles(ctx, t, cs, "ca-auditors", "ca-prober", "aiconform-prober.yaml")
+	// dra_support: the rig's kube-apiserver serves resource.k8s.io/v1 and
+	// its scheduler allocates from the GPU node's slice: the probe's claim
+	// gets a device and its pod is bound there. Without a driver's slice,
+	// nothing can be allocated. The probe runs as the published roles.
+	t.Run("DRASupport", func(t *testing.T) {
+		require.NoError(t, c.PublishDRADevices(ctx))
+		defer func() { assert.NoError(t, c.WithdrawDRADevices(ctx)) }()
+		const as = "system:serviceaccount:dra-auditors:dra-prober"
+		bindRoles(ctx, t, cs, "dra-auditors", "dra-prober", "aiconform-reader.yaml")
+		bindRoles(ctx, t, cs, "dra-auditors", "dra-prober", "aiconform-prober.yaml")
+		var rep *report.Report
+		var md string
+		var code int
 		require.NoError(t, wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-			rep, _, _ = scaleUp(t, "2m", "--as", as)
-			return reportCheck(t, rep, "scale-up-probe", "").Status == "pass", nil
-		}), "scale-up-probe with the published roles: %s", reportCheck(t, rep, "scale-up-probe", "").Reason)
+			rep, md, code = check(t, "dra_support", "--as", as, "--probe", "--probe-timeout", "1m")
+			return !strings.Contains(reportCheck(t, rep, "dra-probe", "").Reason, "forbidden"), nil
+		}))
+		for _, id := range []string{"dra-apis", "dra-devices"} {
+			r := reportCheck(t, rep, id, "")
+			assert.Equal(t, "pass", r.Status, "%s: %s", id, r.Reason)
+		}
+		assert.Contains(t, reportCheck(t, rep, "dra-devices", "").Reason, "NVIDIA DRA Driver for GPUs (gpu.nvidia.com) publishes 8 devices on 1 node; DeviceClass gpu.nvidia.com selects them")
+		probed := reportCheck(t, rep, "dra-probe", "")
+		require.Equal(t, "pass", probed.Status, probed.Reason)
+		assert.Contains(t, probed.Reason, "of pool "+rig.GPUNodeName+" (driver "+rig.DRADriver+"), and the pod bound to "+rig.GPUNodeName)
+		assert.Contains(t, probed.Reason, "the claim was collected with the pod")
+		require.NotNil(t, probed.Table)
+		t.Logf("DRA probe: %s\ntimeline:\n%s", probed.Reason, timeline(probed.Table))
+		v := requirement(t, rep, "dra_support")
+		assert.Equal(t, "Implemented", v.Status, v.Conclusion)
+		assert.Equal(t, 0, code, v.Conclusion)
+		assert.Contains(t, md, "resourceclaimtemplate.resource.k8s.io/aiconform-dra created")
 		assertNoLeftovers(ctx, t, cs, dyn)
-		require.NoError(t, k.WaitNoNodeClaims(ctx))
+
+		// Read-only: served and published, but no claim of the cluster's
+		// own shows DRA at work.
+		rep, _, code = check(t, "dra_support")
+		v = requirement(t, rep, "dra_support")
+		assert.Equal(t, "Not Implemented", v.Status, v.Conclusion)
+		assert.Contains(t, v.Conclusion, "not shown at work")
+		assert.Equal(t, 1, code)
+
+		// No driver publishes: nothing to allocate.
+		require.NoError(t, c.WithdrawDRADevices(ctx))
+		rep, _, _ = check(t, "dra_support", "--probe", "--probe-timeout", "30s")
+		devices := reportCheck(t, rep, "dra-devices", "")
+		assert.Equal(t, "fail", devices.Status, devices.Reason)
+		assert.Contains(t, devices.Reason, "no DRA driver publishes devices")
+		assert.Equal(t, "skip", reportCheck(t, rep, "dra-probe", "").Status)
+		assert.Equal(t, "Partially Implemented", requirement(t, rep, "dra_support").Status)
 	})
 
 	// The read-only checks never judge the run's own canary: with one

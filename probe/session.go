@@ -412,6 +412,16 @@ func (s *Session) WatchAll(ctx context.Context, resourceVersion string, sources 
 	return out, cancel, nil
 }
 
+// Phase is one step of a probe: Until, within the session's Timeout. It
+// says whether done came to hold in time, and returns the run's own
+// context error when that ended it.
+func (s *Session) Phase(ctx context.Context, events <-chan Event, apply func(Event), done func() bool) (bool, error) {
+	pctx, cancel := context.WithTimeout(ctx, s.Timeout)
+	defer cancel()
+	ok := Until(pctx, events, apply, done)
+	return ok, ctx.Err()
+}
+
 // Until hands events to apply, one at a time, until done holds (true) or
 // ctx ends (false).
 func Until(ctx context.Context, events <-chan Event, apply func(Event), done func() bool) bool {

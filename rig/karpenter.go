@@ -52,11 +52,7 @@ var (
 // then runs (they carry its node annotation), and removes the nodes once
 // they are empty.
 type Karpenter struct {
-	c         *Cluster
-	opts      OperatorOptions
-	binary    string
-	dir       string
-	moduleDir string
+	component
 	// health and metrics are its ports, both needed: it has no flag to
 	// turn either off.
 	health, metrics int
@@ -77,18 +73,11 @@ func (c *Cluster) InstallKarpenter(ctx context.Context, opts OperatorOptions) (_
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	binDir, err := resolveBinDir(opts.BinDir)
+	base, err := c.newComponent(ctx, opts, "karpenter-kwok", KarpenterModule, KarpenterVersion)
 	if err != nil {
 		return nil, err
 	}
-	k := &Karpenter{c: c, opts: opts, binary: filepath.Join(binDir, "karpenter-kwok"),
-		dir: filepath.Join(c.dir, "operators", "karpenter")}
-	if _, err := os.Stat(k.binary); err != nil {
-		return nil, fmt.Errorf("karpenter-kwok missing in %s (run `tools/build karpenter-kwok`): %w", binDir, err)
-	}
-	if k.moduleDir, err = moduleDir(ctx, KarpenterModule, KarpenterVersion); err != nil {
-		return nil, err
-	}
+	k := &Karpenter{component: base}
 	in, err := c.newInstaller()
 	if err != nil {
 		return nil, err

@@ -44,15 +44,11 @@ var apiServiceResource = schema.GroupVersionResource{Group: "apiregistration.k8s
 // a real cluster: the HPA controller of the rig's kube-controller-manager
 // reads its metrics through the aggregator.
 type MetricsAdapter struct {
-	c         *Cluster
-	opts      OperatorOptions
-	binary    string
-	dir       string
-	moduleDir string
-	port      int
-	ca        []byte
-	proc      *process
-	services  []string // the APIServices of the manifest
+	component
+	port     int
+	ca       []byte
+	proc     *process
+	services []string // the APIServices of the manifest
 }
 
 // InstallMetricsAdapter installs the module's test adapter, on a full or a
@@ -67,18 +63,11 @@ func (c *Cluster) InstallMetricsAdapter(ctx context.Context, opts OperatorOption
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	binDir, err := resolveBinDir(opts.BinDir)
+	base, err := c.newComponent(ctx, opts, "metrics-adapter", MetricsAdapterModule, MetricsAdapterVersion)
 	if err != nil {
 		return nil, err
 	}
-	m := &MetricsAdapter{c: c, opts: opts, binary: filepath.Join(binDir, "metrics-adapter"),
-		dir: filepath.Join(c.dir, "operators", "metrics-adapter")}
-	if _, err := os.Stat(m.binary); err != nil {
-		return nil, fmt.Errorf("metrics-adapter missing in %s (run `tools/build metrics-adapter`): %w", binDir, err)
-	}
-	if m.moduleDir, err = moduleDir(ctx, MetricsAdapterModule, MetricsAdapterVersion); err != nil {
-		return nil, err
-	}
+	m := &MetricsAdapter{component: base}
 	if err := m.prepare(); err != nil {
 		return nil, err
 	}
@@ -295,4 +284,32 @@ func (m *MetricsAdapter) Stop() error {
 	err := m.c.stopComponent(m.proc)
 	m.proc = nil
 	return err
+}
+
+// component is what the rig's own processes beside the operators (the
+// metrics adapter, Karpenter) start from: their binary, a state directory,
+// and the files of their pinned module.
+type component struct {
+	c         *Cluster
+	opts      OperatorOptions
+	binary    string
+	dir       string
+	moduleDir string
+}
+
+// newComponent finds binary in the rig's bin directory and the module's
+// files in the module cache.
+func (c *Cluster) newComponent(ctx context.Context, opts OperatorOptions, binary, module, version string) (component, error) {
+	binDir, err := resolveBinDir(opts.BinDir)
+	if err != nil {
+		return component{}, err
+	}
+	k := component{c: c, opts: opts, binary: filepath.Join(binDir, binary), dir: filepath.Join(c.dir, "operators", binary)}
+	if _, err := os.Stat(k.binary); err != nil {
+		return component{}, fmt.Errorf("%s missing in %s (run `tools/build %s`): %w", binary, binDir, binary, err)
+	}
+	if k.moduleDir, err = moduleDir(ctx, module, version); err != nil {
+		return component{}, err
+	}
+	return k, nil
 }

@@ -648,6 +648,9 @@ func vendorNote(c Checklist, id, level string, missing []string) string {
 	}
 	if len(missing) > 0 {
 		what = fmt.Sprintf("the report build was given did not judge %s; build again from a run that checks it, or", strings.Join(missing, ", "))
+		if level == LevelShould {
+			return VendorNotePrefix + what + " add evidence (files in this directory, or URLs) and set status, or leave status and evidence empty to skip this SHOULD."
+		}
 		return VendorNotePrefix + what + " add evidence (files in this directory, or URLs) and set status."
 	}
 	ck, _ := c.Item(id)

@@ -51,6 +51,7 @@ import (
 	"github.com/aiconform/aiconform/fixtures/scenarios"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -383,7 +384,42 @@ func writeAll(ctx context.Context, kube kubernetes.Interface, objs *bench.Object
 	if err != nil {
 		return err
 	}
-	step("%d pods in %s; the whole cluster in %s", len(objs.Pods), time.Since(t).Round(time.Second), time.Since(began).Round(time.Second))
+	step("%d pods in %s", len(objs.Pods), time.Since(t).Round(time.Second))
+
+	// NVIDIA's DRA driver on every GPU node: its class (the demo scenario
+	// may have made it), a slice per node, and the claims allocated.
+	for _, c := range objs.DeviceClasses {
+		c = c.DeepCopy()
+		c.UID = ""
+		if _, err := kube.ResourceV1().DeviceClasses().Create(ctx, c, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("DeviceClass %s: %w", c.Name, err)
+		}
+	}
+	err = forEach(ctx, workers, objs.ResourceSlices, func(ctx context.Context, sl *resourcev1.ResourceSlice) error {
+		sl = sl.DeepCopy()
+		sl.UID = ""
+		_, err := kube.ResourceV1().ResourceSlices().Create(ctx, sl, metav1.CreateOptions{})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	err = forEach(ctx, workers, objs.ResourceClaims, func(ctx context.Context, c *resourcev1.ResourceClaim) error {
+		c = c.DeepCopy()
+		c.UID = ""
+		st := c.Status
+		created, err := kube.ResourceV1().ResourceClaims(c.Namespace).Create(ctx, c, metav1.CreateOptions{})
+		if err != nil {
+			return fmt.Errorf("ResourceClaim %s/%s: %w", c.Namespace, c.Name, err)
+		}
+		created.Status = st
+		_, err = kube.ResourceV1().ResourceClaims(c.Namespace).UpdateStatus(ctx, created, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	step("%d ResourceSlices and %d ResourceClaims; the whole cluster in %s", len(objs.ResourceSlices), len(objs.ResourceClaims), time.Since(began).Round(time.Second))
 	return nil
 }
 

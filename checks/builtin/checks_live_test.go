@@ -568,6 +568,22 @@ func TestForbiddenIsError(t *testing.T) {
 			},
 		},
 		{
+			name:   "list resourceslices",
+			refuse: refusal{"kube", "resource.k8s.io", "resourceslices"},
+			errored: []expect{
+				{"dra-apis", "", checks.Error, "list resourceslices.v1.resource.k8s.io: resourceslices.resource.k8s.io is forbidden"},
+				{"dra-devices", "", checks.Error, "list resourceslices.v1.resource.k8s.io: resourceslices.resource.k8s.io is forbidden"},
+			},
+		},
+		{
+			name:   "list resourceclaims",
+			refuse: refusal{"kube", "resource.k8s.io", "resourceclaims"},
+			errored: []expect{
+				{"dra-apis", "", checks.Error, "list resourceclaims.v1.resource.k8s.io: resourceclaims.resource.k8s.io is forbidden"},
+				{"dra-claims-allocated", "", checks.Error, "list resourceclaims.v1.resource.k8s.io: resourceclaims.resource.k8s.io is forbidden"},
+			},
+		},
+		{
 			name:   "list pods",
 			refuse: refusal{"kube", "", "pods"},
 			errored: []expect{

@@ -25,6 +25,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsfake "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/fake"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -123,6 +124,10 @@ type World struct {
 	ConfigMaps []*corev1.ConfigMap
 	// Karpenter's objects, served when its CRDs are in CRDs.
 	NodePools, NodeClaims []*unstructured.Unstructured
+	// DRA: device classes, the devices drivers publish, and claims.
+	DeviceClasses  []*resourcev1.DeviceClass
+	ResourceSlices []*resourcev1.ResourceSlice
+	ResourceClaims []*resourcev1.ResourceClaim
 }
 
 // NewWorld is the healthy world, which tests then change.
@@ -218,6 +223,13 @@ func NewWorld(t testing.TB) *World {
 	w.Deployments = []*appsv1.Deployment{server}
 	w.HPAs = []*autoscalingv2.HorizontalPodAutoscaler{GPUHPA("ml", "llm-server", "s0-queue-depth", corev1.ConditionTrue)}
 
+	// NVIDIA's DRA driver publishes the GPU node's GPUs; a claim of the
+	// cluster's own has one.
+	w.APIServices = append(w.APIServices, APIService("v1.resource.k8s.io", "", "", "True"))
+	w.DeviceClasses = []*resourcev1.DeviceClass{DeviceClass("gpu.nvidia.com", "gpu.nvidia.com")}
+	w.ResourceSlices = []*resourcev1.ResourceSlice{ResourceSlice("gpu-node-1", "gpu.nvidia.com", 8)}
+	w.ResourceClaims = []*resourcev1.ResourceClaim{AllocatedClaim("ml", "infer-0-gpu", "gpu.nvidia.com", "gpu-node-1", "gpu-0", "infer-0")}
+
 	// cluster-autoscaler grows a GPU node group; it added the GPU node for
 	// the training pod.
 	w.Nodes[0].Labels = map[string]string{"eks.amazonaws.com/nodegroup": "cpu-pool"}
@@ -295,6 +307,39 @@ func APIService(name, namespace, service, status string) *unstructured.Unstructu
 	return u
 }
 
+// DeviceClass selects the devices of one driver, as drivers' own classes
+// do.
+func DeviceClass(name, driver string) *resourcev1.DeviceClass {
+	return &resourcev1.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: resourcev1.DeviceClassSpec{Selectors: []resourcev1.DeviceSelector{{CEL: &resourcev1.CELDeviceSelector{Expression: "device.driver == '" + driver + "'"}}}}}
+}
+
+// ResourceSlice is the pool a driver publishes for one node, of n devices
+// gpu-0, gpu-1...
+func ResourceSlice(node, driver string, n int) *resourcev1.ResourceSlice {
+	s := &resourcev1.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: node + "-" + driver},
+		Spec: resourcev1.ResourceSliceSpec{Driver: driver, NodeName: &node,
+			Pool: resourcev1.ResourcePool{Name: node, ResourceSliceCount: 1}}}
+	for i := range n {
+		s.Spec.Devices = append(s.Spec.Devices, resourcev1.Device{Name: fmt.Sprintf("gpu-%d", i)})
+	}
+	return s
+}
+
+// AllocatedClaim is a claim the scheduler allocated one device of a node's
+// pool to, reserved for a pod.
+func AllocatedClaim(namespace, name, driver, node, device, pod string) *resourcev1.ResourceClaim {
+	return &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Status: resourcev1.ResourceClaimStatus{
+			Allocation: &resourcev1.AllocationResult{
+				Devices: resourcev1.DeviceAllocationResult{Results: []resourcev1.DeviceRequestAllocationResult{{Request: "gpu", Driver: driver, Pool: node, Device: device}}},
+				NodeSelector: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+					MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{node}}}}}},
+			},
+			ReservedFor: []resourcev1.ResourceClaimConsumerReference{{Resource: "pods", Name: pod, UID: types.UID("uid-" + pod)}},
+		}}
+}
+
 // GPUHPA is an HPA scaling the Deployment namespace/name on an external
 // metric, whose ScalingActive condition has status (AbleToScale True).
 func GPUHPA(namespace, name, metric string, active corev1.ConditionStatus) *autoscalingv2.HorizontalPodAutoscaler {
@@ -370,6 +415,15 @@ func (w *World) Serve() *FakeCluster {
 		kube = append(kube, o)
 	}
 	for _, o := range w.ConfigMaps {
+		kube = append(kube, o)
+	}
+	for _, o := range w.DeviceClasses {
+		kube = append(kube, o)
+	}
+	for _, o := range w.ResourceSlices {
+		kube = append(kube, o)
+	}
+	for _, o := range w.ResourceClaims {
 		kube = append(kube, o)
 	}
 	var ext []runtime.Object

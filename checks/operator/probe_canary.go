@@ -135,7 +135,7 @@ func (CanaryReconciled) Run(ctx context.Context, env *checks.Env) (checks.Result
 	if ctx.Err() != nil {
 		return r, ctx.Err()
 	}
-	fresh := &checks.Env{Cluster: env.Cluster.Fresh(), Profile: p, Now: env.Now}
+	fresh := env.Fresh()
 	cr := w.cr
 	if cr == nil {
 		cr = created
@@ -198,7 +198,7 @@ func (CanaryReconciled) Run(ctx context.Context, env *checks.Env) (checks.Result
 	if len(k.Children) == 0 {
 		return w.childless(ctx, r, collected, crd, cr, canary.GetKind())
 	}
-	after := &checks.Env{Cluster: env.Cluster.Fresh(), Profile: p, Now: env.Now}
+	after := env.Fresh()
 	r.AddEvidence(ctx, after, childrenGet(*k, cr), "what is left of the canary's children")
 	if !collected {
 		r.Finish(checks.Fail, "the canary was Ready in %s, but %s of its children were still there %s after it was deleted: %s",
@@ -216,7 +216,7 @@ func (CanaryReconciled) Run(ctx context.Context, env *checks.Env) (checks.Result
 func (w *canaryWatch) childless(ctx context.Context, r checks.Result, gone bool, crd *apiextensionsv1.CustomResourceDefinition, cr *unstructured.Unstructured, kind string) (checks.Result, error) {
 	s := w.env.Probe
 	if !gone {
-		after := &checks.Env{Cluster: w.env.Cluster.Fresh(), Profile: w.env.Profile, Now: w.env.Now}
+		after := w.env.Fresh()
 		r.AddEvidence(ctx, after, cluster.Get{Resources: []cluster.Resource{checks.CRDResource(crd)}, Namespace: cr.GetNamespace(), Names: []string{cr.GetName()}},
 			"the canary, still there after its deletion")
 		why := "nothing removed it"

@@ -2,7 +2,6 @@ package scheduling
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -11,7 +10,6 @@ import (
 	"github.com/aiconform/aiconform/cluster"
 	"github.com/aiconform/aiconform/probe"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -88,12 +86,12 @@ func (GangProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, error
 	}
 	for _, obj := range setup {
 		if _, err := create(obj, "the probe's own quota"); err != nil {
-			return createFailed(r, obj, err)
+			return checks.CreateFailed(r, obj, err)
 		}
 	}
 	first, err := create(fits, fmt.Sprintf("a gang of %d pods that the quota holds", gp.Fits.Pods))
 	if err != nil {
-		return createFailed(r, fits, err)
+		return checks.CreateFailed(r, fits, err)
 	}
 	events, stop, err := w.start(ctx, s, workloads, first.GetResourceVersion())
 	if err != nil {
@@ -101,7 +99,7 @@ func (GangProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, error
 	}
 	defer stop()
 	if _, err := create(exceeds, fmt.Sprintf("a gang of %d pods, more than the quota holds", gp.Exceeds.Pods)); err != nil {
-		return createFailed(r, exceeds, err)
+		return checks.CreateFailed(r, exceeds, err)
 	}
 
 	fitCtx, cancel := context.WithTimeout(ctx, s.Timeout)
@@ -126,7 +124,7 @@ func (GangProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, error
 	}
 	end := env.Now()
 
-	fresh := &checks.Env{Cluster: env.Cluster.Fresh(), Profile: p, Now: env.Now}
+	fresh := env.Fresh()
 	r.AddEvidence(ctx, fresh, cluster.Get{Resources: []cluster.Resource{workloads}, Namespace: s.Namespace}, "the solution's record of each gang")
 	r.AddEvidence(ctx, fresh, cluster.Get{Resources: []cluster.Resource{cluster.Pods}, Namespace: s.Namespace, LabelSelector: checks.GangLabel, Wide: true, LabelColumns: []string{checks.GangLabel}},
 		"the gangs' pods and the nodes they are bound to")
@@ -152,17 +150,6 @@ func (GangProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, error
 		r.Finish(checks.Pass, "a gang of %d pods was admitted whole, every pod bound %s after creation; a gang of %d, more than the quota, had none bound in %s%s",
 			gp.Fits.Pods, probe.Seconds(fitsAt.Sub(w.t0)), gp.Exceeds.Pods, probe.Seconds(end.Sub(w.t0)), held)
 	}
-	return r, nil
-}
-
-// createFailed ends the check on a write the cluster refused: not allowed
-// is Error (the probe could not judge), anything else is Fail with the
-// cluster's own words.
-func createFailed(r checks.Result, obj *unstructured.Unstructured, err error) (checks.Result, error) {
-	if errors.Is(err, probe.ErrClosed) || apierrors.IsForbidden(err) {
-		return r, fmt.Errorf("cannot create the probe's %s: %w", obj.GetKind(), err)
-	}
-	r.Finish(checks.Fail, "the probe's %s %s could not be created: %v", obj.GetKind(), obj.GetName(), err)
 	return r, nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/cluster"
 	"github.com/aiconform/aiconform/probe"
+	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -20,7 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	"sigs.k8s.io/yaml"
+	"k8s.io/utils/ptr"
 )
 
 // HPALabel marks the HPA probe's pods.
@@ -90,13 +91,13 @@ func (HPAProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, error)
 
 	w := &hpaWatch{now: env.Now, bound: map[string]string{}, conds: map[string]string{}}
 	w.timeline.T0 = env.Now()
-	dep, err := probeObject(hpaDeployment(s.Image, acc))
+	dep, err := hpaDeployment(s.Image, acc)
 	if err != nil {
 		return r, err
 	}
 	first, err := checks.ProbeCreate(ctx, env, &r, &w.timeline, dep, fmt.Sprintf("one pod requesting one %s", acc))
 	if err != nil {
-		return createFailed(r, dep, err)
+		return checks.CreateFailed(r, dep, err)
 	}
 	events, stop, err := s.WatchAll(ctx, first.GetResourceVersion(), []probe.Source{
 		{Tag: podsTag, GVR: cluster.Pods.GVR, Namespaced: true, Options: metav1.ListOptions{LabelSelector: HPALabel}},
@@ -106,16 +107,11 @@ func (HPAProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, error)
 		return r, err
 	}
 	defer stop()
-	phase := func(done func() bool) (bool, error) {
-		pctx, cancel := context.WithTimeout(ctx, s.Timeout)
-		defer cancel()
-		ok := probe.Until(pctx, events, w.apply, done)
-		return ok, ctx.Err()
-	}
+	phase := func(done func() bool) (bool, error) { return s.Phase(ctx, events, w.apply, done) }
 	// end adds what the probe left behind and what it saw; every outcome
 	// past the Deployment's creation keeps them, a judgement or not.
 	end := func() {
-		fresh := &checks.Env{Cluster: env.Cluster.Fresh(), Now: env.Now}
+		fresh := env.Fresh()
 		r.AddEvidence(ctx, fresh, cluster.Get{Resources: []cluster.Resource{cluster.HorizontalPodAutoscalers}, Namespace: s.Namespace}, "the probe's HPA")
 		r.AddEvidence(ctx, fresh, cluster.Get{Resources: []cluster.Resource{cluster.Pods}, Namespace: s.Namespace, LabelSelector: HPALabel, Wide: true}, "its pods and the nodes they are bound to")
 		r.Table = &checks.Table{Header: []string{"EVENT", "AT (UTC)", "SINCE START"}, Rows: w.timeline.Rows}
@@ -136,13 +132,13 @@ func (HPAProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, error)
 		return cannotJudge("the probe's pod requesting one %s was not bound within %s (%s)", acc, s.Timeout, w.pendingWhy())
 	}
 	up := resource.NewMilliQuantity(max(value.MilliValue()/10, 1), resource.DecimalSI)
-	hpa, err := probeObject(hpaObject(metric, up.String()))
+	hpa, err := checks.ProbeObject(hpaObject(metric, up.String()))
 	if err != nil {
 		return r, err
 	}
 	t0 := env.Now()
 	if _, err := checks.ProbeCreate(ctx, env, &r, &w.timeline, hpa, fmt.Sprintf("an HPA on %s with a target of %s per pod, a tenth of its value: it must scale up", metric, up)); err != nil {
-		return createFailed(r, hpa, err)
+		return checks.CreateFailed(r, hpa, err)
 	}
 	if ok, err := phase(func() bool { return w.desired >= 2 && w.boundPods() >= 2 }); err != nil {
 		return r, err
@@ -326,38 +322,20 @@ func metricCandidates(ctx context.Context, env *checks.Env) ([]probe.Metric, err
 }
 
 // hpaDeployment is the probe's Deployment: one pod asking one accelerator.
-func hpaDeployment(image, acc string) string {
-	return fmt.Sprintf(`apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: %[1]s
-  labels: {%[2]s: probe}
-spec:
-  replicas: 1
-  selector:
-    matchLabels: {%[2]s: probe}
-  template:
-    metadata:
-      labels: {%[2]s: probe}
-    spec:
-      automountServiceAccountToken: false
-      terminationGracePeriodSeconds: 1
-      tolerations:
-      - {key: %[4]q, operator: Exists}
-      securityContext:
-        runAsNonRoot: true
-        runAsUser: 65535
-        seccompProfile: {type: RuntimeDefault}
-      containers:
-      - name: probe
-        image: %[3]s
-        resources:
-          requests: {cpu: 10m, memory: 16Mi, %[4]q: "1"}
-          limits: {cpu: 10m, memory: 16Mi, %[4]q: "1"}
-        securityContext:
-          allowPrivilegeEscalation: false
-          capabilities: {drop: [ALL]}
-`, hpaName, HPALabel, image, acc)
+func hpaDeployment(image, acc string) (*unstructured.Unstructured, error) {
+	labels := map[string]string{HPALabel: "probe"}
+	dep := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: hpaName, Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](1),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       checks.ProbePodSpec(image, corev1.ResourceList{corev1.ResourceName(acc): resource.MustParse("1")}, acc),
+			},
+		},
+	}
+	return checks.Unstructured(dep, appsv1.SchemeGroupVersion.WithKind("Deployment"))
 }
 
 // hpaObject is the probe's HPA with an external metric target.
@@ -388,14 +366,6 @@ func externalSpec(metric probe.Metric, target string) autoscalingv2.MetricSpec {
 		Metric: autoscalingv2.MetricIdentifier{Name: metric.Name, Selector: metric.LabelSelector()},
 		Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: &q},
 	}}
-}
-
-func probeObject(text string) (*unstructured.Unstructured, error) {
-	u := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal([]byte(text), &u.Object); err != nil {
-		return nil, fmt.Errorf("probe object: %w", err)
-	}
-	return u, nil
 }
 
 func (w *hpaWatch) apply(e probe.Event) {

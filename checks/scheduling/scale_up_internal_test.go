@@ -11,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	"sigs.k8s.io/yaml"
 )
 
 // The probe's last pod fits no node there is, and a new one.
@@ -57,7 +57,11 @@ func TestTolerated(t *testing.T) {
 // The pod asks for what the plan says, with limits, a deadline, non-root.
 func TestScaleUpPod(t *testing.T) {
 	var pod corev1.Pod
-	require.NoError(t, yaml.UnmarshalStrict([]byte(scaleUpPod("aiconform-scale-up-0", "registry.example/pause:3.10", scaleUpPlan{resource: "amd.com/gpu", perPod: 4}, 2*time.Minute)), &pod))
+	u, err := scaleUpPod("aiconform-scale-up-0", "registry.example/pause:3.10", scaleUpPlan{resource: "amd.com/gpu", perPod: 4}, 2*time.Minute)
+	require.NoError(t, err)
+	require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &pod))
+	_, hasStatus := u.Object["status"]
+	assert.False(t, hasStatus, "the server writes the status")
 	c := pod.Spec.Containers[0]
 	assert.Equal(t, "registry.example/pause:3.10", c.Image)
 	assert.Equal(t, resource.MustParse("4"), c.Resources.Limits["amd.com/gpu"])

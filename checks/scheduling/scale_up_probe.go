@@ -13,6 +13,7 @@ import (
 	"github.com/aiconform/aiconform/cluster"
 	"github.com/aiconform/aiconform/probe"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -46,7 +47,7 @@ type ScaleUpProbe struct{}
 func (ScaleUpProbe) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "scale-up-probe", Title: "The autoscaler adds an accelerator node for pending pods, and removes it",
-		Requirement: "cluster_autoscaling", Probe: true,
+		Requirement: "cluster_autoscaling", Probe: true, OptIn: "--probe-scale-up",
 		Description: fmt.Sprintf("Under --probe with --probe-scale-up only: it costs a node for minutes. Picks the accelerator and per-node count of a node group that accelerator-node-groups found able to grow (from its NodeClaims or nodes, else its limit, else the accelerator the Ready nodes offer most). Reads what the pods of every Ready, schedulable node with that accelerator request (one LIST per node, spec.nodeName field selector) to find what each has free. When no node has a whole node's worth free, creates one pod requesting one more than the most any node has free; otherwise one pod of a whole node's worth per node that has it free (at most %d) and one more, so that one pod can only run on a node the autoscaler adds. Each pod tolerates a taint named after the accelerator, runs --probe-image non-root with CPU and memory limits and a deadline. Watches the pods, the nodes, Karpenter's NodeClaims and the events of the run's namespace (no polling), with a timeline. Passes when a node is added, a pod runs on it, and the node is removed after the pods are deleted, each within the probe timeout; warns when the node stays past it (the autoscaler's own scale-down delay may be longer: raise --probe-timeout); fails when no node is added, or the pod does not run on it. The pods are deleted with the run's namespace however the run ends; the node is the autoscaler's to remove.", maxFilled),
 		Remediation: "No node added: read the autoscaler's events on the probe's pods (Karpenter: the NodePool's limits and requirements, its instance types' offerings; cluster-autoscaler: NotTriggerScaleUp says which group could not fit the pod and why, such as max size reached). A node added on which the pod does not run: read the node's conditions and taints.",
 	}
@@ -159,13 +160,13 @@ func (ScaleUpProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, er
 	w.timeline.T0 = env.Now()
 	var rv string
 	for i := range plan.pods {
-		pod, err := probeObject(scaleUpPod(scaleUpPodPrefix+fmt.Sprint(i), s.Image, plan, s.Timeout))
+		pod, err := scaleUpPod(scaleUpPodPrefix+fmt.Sprint(i), s.Image, plan, s.Timeout)
 		if err != nil {
 			return r, err
 		}
 		created, err := checks.ProbeCreate(ctx, env, &r, &w.timeline, pod, plan.why)
 		if err != nil {
-			return createFailed(r, pod, err)
+			return checks.CreateFailed(r, pod, err)
 		}
 		if rv == "" {
 			rv = created.GetResourceVersion()
@@ -189,14 +190,9 @@ func (ScaleUpProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, er
 		return r, err
 	}
 	defer stop()
-	phase := func(done func() bool) (bool, error) {
-		pctx, cancel := context.WithTimeout(ctx, s.Timeout)
-		defer cancel()
-		ok := probe.Until(pctx, events, w.apply, done)
-		return ok, ctx.Err()
-	}
+	phase := func(done func() bool) (bool, error) { return s.Phase(ctx, events, w.apply, done) }
 	end := func() {
-		fresh := &checks.Env{Cluster: env.Cluster.Fresh(), Now: env.Now}
+		fresh := env.Fresh()
 		r.AddEvidence(ctx, fresh, cluster.Get{Resources: []cluster.Resource{cluster.Pods}, Namespace: s.Namespace, LabelSelector: ScaleUpLabel, Wide: true}, "the probe's pods and the nodes they are bound to")
 		r.AddEvidence(ctx, fresh, cluster.Get{Resources: []cluster.Resource{cluster.Events}, Namespace: s.Namespace}, "what the scheduler and the autoscaler said about them")
 		if names := w.addedNames(); len(names) > 0 {
@@ -329,35 +325,14 @@ func tolerated(n *corev1.Node, res corev1.ResourceName) bool {
 	return true
 }
 
-func scaleUpPod(name, image string, p scaleUpPlan, timeout time.Duration) string {
-	// The deadline outlives the probe's two phases; cleanup deletes the
-	// pod sooner.
-	deadline := int64(3 * timeout / time.Second)
-	return fmt.Sprintf(`apiVersion: v1
-kind: Pod
-metadata:
-  name: %[1]s
-  labels: {%[2]s: probe}
-spec:
-  automountServiceAccountToken: false
-  terminationGracePeriodSeconds: 1
-  activeDeadlineSeconds: %[6]d
-  tolerations:
-  - {key: %[4]q, operator: Exists}
-  securityContext:
-    runAsNonRoot: true
-    runAsUser: 65535
-    seccompProfile: {type: RuntimeDefault}
-  containers:
-  - name: probe
-    image: %[3]s
-    resources:
-      requests: {cpu: 10m, memory: 16Mi, %[4]q: "%[5]d"}
-      limits: {cpu: 10m, memory: 16Mi, %[4]q: "%[5]d"}
-    securityContext:
-      allowPrivilegeEscalation: false
-      capabilities: {drop: [ALL]}
-`, name, ScaleUpLabel, image, p.resource, p.perPod, deadline)
+// scaleUpPod is one of the probe's pods, asking for what the plan says.
+func scaleUpPod(name, image string, p scaleUpPlan, timeout time.Duration) (*unstructured.Unstructured, error) {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{ScaleUpLabel: "probe"}},
+		Spec:       checks.ProbePodSpec(image, corev1.ResourceList{p.resource: *resource.NewQuantity(p.perPod, resource.DecimalSI)}, string(p.resource)),
+	}
+	pod.Spec.ActiveDeadlineSeconds = checks.ProbeDeadline(timeout)
+	return checks.Unstructured(pod, corev1.SchemeGroupVersion.WithKind("Pod"))
 }
 
 func (w *scaleUpWatch) apply(e probe.Event) {

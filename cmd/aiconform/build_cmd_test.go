@@ -224,7 +224,7 @@ func TestSubmissionBuild(t *testing.T) {
 					if r.ID == "robust_controller" {
 						judged = r
 					}
-					if r.ID == "robust_controller" || r.ID == "gang_scheduling" || r.ID == "pod_autoscaling" || r.ID == "cluster_autoscaling" {
+					if r.ID == "robust_controller" || r.ID == "gang_scheduling" || r.ID == "pod_autoscaling" || r.ID == "cluster_autoscaling" || r.ID == "dra_support" {
 						statuses[r.ID] = r.Status
 					}
 				}

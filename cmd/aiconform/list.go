@@ -43,7 +43,7 @@ func NewCmdList(streams genericiooptions.IOStreams) *cobra.Command {
 				m := c.Meta()
 				runs := "always (reads)"
 				if m.Probe {
-					runs = "--probe (writes)"
+					runs = strings.TrimSpace("--probe "+m.OptIn) + " (writes)"
 				}
 				fmt.Fprintf(w, "%s\t%s\t%t\t%s\t%s\n", m.ID, m.Requirement, m.PerOperator, runs, m.Title)
 			}

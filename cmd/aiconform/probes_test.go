@@ -112,15 +112,16 @@ func TestListSaysWhichChecksWrite(t *testing.T) {
 	require.Equal(t, 0, code)
 	for _, line := range strings.Split(out, "\n") {
 		fields := strings.Fields(line)
-		if len(fields) < 4 || !strings.HasSuffix(fields[1], "_controller") && !strings.HasSuffix(fields[1], "_allocatable") && !strings.HasSuffix(fields[1], "_scheduling") {
+		if len(fields) < 4 || !strings.HasSuffix(fields[1], "_controller") && !strings.HasSuffix(fields[1], "_allocatable") && !strings.HasSuffix(fields[1], "_scheduling") && !strings.HasSuffix(fields[1], "_autoscaling") && fields[1] != "dra_support" {
 			continue
 		}
-		writes := strings.Contains(line, "--probe (writes)")
-		probeCheck := fields[0] == "webhooks-answer" || fields[0] == "canary-reconciled" || fields[0] == "gang-probe"
+		writes := strings.Contains(line, "--probe (writes)") || strings.Contains(line, "--probe --probe-scale-up (writes)")
+		probeCheck := fields[0] == "webhooks-answer" || fields[0] == "canary-reconciled" || fields[0] == "gang-probe" || fields[0] == "hpa-probe" || fields[0] == "scale-up-probe" || fields[0] == "dra-probe"
 		assert.Equal(t, probeCheck, writes, "%s", line)
 	}
 	assert.Regexp(t, `(?m)^kserve\s+serving\.kserve\.io\s+\S+\s+robust_controller\s+webhook,canary\s`, out)
 	assert.Regexp(t, `(?m)^kueue\s+\S+\s+\S+\s+robust_controller,gang_scheduling\s+webhook,canary,gang\s`, out)
+	assert.Regexp(t, `(?m)^scale-up-probe\s+cluster_autoscaling\s+false\s+--probe --probe-scale-up \(writes\)`, out)
 }
 
 func TestDescribeCleanup(t *testing.T) {

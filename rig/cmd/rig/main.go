@@ -139,6 +139,13 @@ func up(dir, bin string, cpOnly, operators bool, timeout time.Duration, stdout, 
 			}
 		}
 	}
+	if !cpOnly {
+		// The GPU node's devices as NVIDIA's DRA driver would publish
+		// them, for dra_support.
+		if err := c.PublishDRADevices(ctx); err != nil {
+			return errors.Join(err, c.Stop())
+		}
+	}
 	fmt.Fprintf(stderr, "rig: up in %.1fs; stop it with `make cluster-down`\n", time.Since(began).Seconds())
 	fmt.Fprintln(stdout, c.Kubeconfig())
 	return nil
