@@ -50,7 +50,7 @@ func NodeReady(n *corev1.Node) (corev1.ConditionStatus, string) {
 // pod LIST.
 func PodsOnNode(node string) cluster.Get {
 	return cluster.Get{Resources: []cluster.Resource{cluster.Pods}, AllNamespaces: true,
-		FieldSelector: "spec.nodeName=" + node}
+		FieldSelector: cluster.NodeFieldSelector + node}
 }
 
 // PodRequest is a pod's effective request of a resource: the larger of the

@@ -47,6 +47,27 @@ func ProbeCreate(ctx context.Context, env *Env, r *Result, tl *probe.Timeline, o
 	return created, cerr
 }
 
+// ProbeDelete deletes one object of the probe's own before the run's
+// cleanup does, when what follows its deletion is part of what the probe
+// judges, and adds the `kubectl delete` it is to r's evidence, with what
+// kubectl answers; its time goes to tl when tl is not nil.
+func ProbeDelete(ctx context.Context, env *Env, r *Result, tl *probe.Timeline, gvk schema.GroupVersionKind, name, note string) error {
+	s := env.Probe
+	m, err := s.Mapping(gvk)
+	if err != nil {
+		return err
+	}
+	err = s.Delete(ctx, m, name)
+	out := probe.DeletedText(m, s.Namespace, name)
+	if err != nil {
+		out = probe.ErrorText("deleting", "", err)
+	} else if tl != nil {
+		tl.Add(env.Now(), "deleted %s/%s", m.Resource.Resource, name)
+	}
+	r.Evidence = append(r.Evidence, Step{Command: probe.DeleteCommand(s.Namespace, m, name), Output: out, CapturedAt: env.Now().UTC(), Note: note})
+	return err
+}
+
 // CreateFailed ends the check on a write the cluster refused: not allowed
 // is Error (the probe could not judge), anything else is Fail with the
 // cluster's own words.

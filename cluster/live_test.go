@@ -17,6 +17,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsfake "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/fake"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -127,6 +128,34 @@ func TestLiveListTrims(t *testing.T) {
 	v := got[0].(*apiextensionsv1.CustomResourceDefinition).Spec.Versions[0]
 	assert.Nil(t, v.Schema)
 	assert.True(t, v.Served)
+}
+
+// The pods of one node are kept as far as what they request of it: the
+// same pods listed otherwise keep their spec and status.
+func TestLiveListSlimsNodePods(t *testing.T) {
+	gpu := corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("2")}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "p1", Labels: map[string]string{"app": "x"}, Annotations: map[string]string{"a": "b"},
+		OwnerReferences: []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "rs"}}},
+		Spec: corev1.PodSpec{NodeName: "n1", ServiceAccountName: "sa",
+			Containers:     []corev1.Container{{Name: "c", Image: "img", Env: []corev1.EnvVar{{Name: "K", Value: "V"}}, Resources: corev1.ResourceRequirements{Limits: gpu}}},
+			InitContainers: []corev1.Container{{Name: "i", Image: "img", Resources: corev1.ResourceRequirements{Requests: gpu}}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.0.1", Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}}
+	l := &Live{Kube: kubefake.NewClientset(pod), Now: func() time.Time { return t0 }}
+
+	got, _, err := l.List(context.Background(), Query{Resource: Pods, FieldSelector: NodeFieldSelector + "n1"})
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	p := got[0].(*corev1.Pod)
+	assert.Equal(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "p1", Labels: map[string]string{"app": "x"},
+		OwnerReferences: []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "rs"}}},
+		Spec: corev1.PodSpec{NodeName: "n1",
+			Containers:     []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Limits: gpu}}},
+			InitContainers: []corev1.Container{{Name: "i", Resources: corev1.ResourceRequirements{Requests: gpu}}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning}}, p)
+
+	got, _, err = l.List(context.Background(), Query{Resource: Pods, Namespace: "ns1"})
+	require.NoError(t, err)
+	assert.Equal(t, "10.0.0.1", got[0].(*corev1.Pod).Status.PodIP, "pods listed otherwise are whole")
 }
 
 // Large lists come page by page and are joined.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	corev1 "k8s.io/api/core/v1"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -143,6 +144,32 @@ func recordTable(q Query, t *metav1.Table, at time.Time, err error) RecordedTabl
 		rt.Table = t
 	}
 	return rt
+}
+
+// NodeFieldSelector starts the field selector of a LIST of the pods of
+// one node, as `kubectl describe node` reads them.
+const NodeFieldSelector = "spec.nodeName="
+
+// slimPod keeps of a pod listed per node only what is read of the pods of
+// a node, what they request of it: name, labels and owners, phase, each
+// container's name and resources, the pod overhead. On a cluster of
+// thousands of accelerator nodes these lists hold a quarter of its pods,
+// and their specs and statuses are most of a run's memory.
+func slimPod(o runtime.Object) {
+	p, ok := o.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	slim := func(cs []corev1.Container) []corev1.Container {
+		var out []corev1.Container
+		for _, c := range cs {
+			out = append(out, corev1.Container{Name: c.Name, Resources: c.Resources})
+		}
+		return out
+	}
+	p.Annotations = nil
+	p.Spec = corev1.PodSpec{NodeName: p.Spec.NodeName, Containers: slim(p.Spec.Containers), InitContainers: slim(p.Spec.InitContainers), Overhead: p.Spec.Overhead}
+	p.Status = corev1.PodStatus{Phase: p.Status.Phase}
 }
 
 // trim drops what no check reads and what would only bloat a run's memory

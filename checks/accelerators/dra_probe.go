@@ -144,20 +144,9 @@ func (DRAProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, error)
 	done := fmt.Sprintf("the claim %s made from the template was allocated %s, and the pod bound to %s, %s after the pod was created", claim.Name, allocationText(claim), bound, probe.Seconds(env.Now().Sub(w.timeline.T0)))
 
 	// The claim is the pod's: deleting the pod collects it.
-	m, err := s.Mapping(corev1.SchemeGroupVersion.WithKind("Pod"))
-	if err != nil {
-		return r, err
+	if err := checks.ProbeDelete(ctx, env, &r, &w.timeline, corev1.SchemeGroupVersion.WithKind("Pod"), draProbeName, "the pod goes; the claim made for it goes with it"); err != nil {
+		return finish(checks.Error, "%s; the pod could not be deleted: %v", done, err)
 	}
-	derr := s.Delete(ctx, m, draProbeName)
-	out := probe.DeletedText(m, s.Namespace, draProbeName)
-	if derr != nil {
-		out = probe.ErrorText("deleting", "", derr)
-	}
-	r.Evidence = append(r.Evidence, checks.Step{Command: probe.DeleteCommand(s.Namespace, m, draProbeName), Output: out, CapturedAt: env.Now().UTC(), Note: "the pod goes; the claim made for it goes with it"})
-	if derr != nil {
-		return finish(checks.Error, "%s; the pod could not be deleted: %v", done, derr)
-	}
-	w.timeline.Add(env.Now(), "pod %s deleted", draProbeName)
 	if ok, err := phase(func() bool { return len(w.claims) == 0 }); err != nil {
 		return r, err
 	} else if !ok {

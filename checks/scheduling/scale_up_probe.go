@@ -225,22 +225,11 @@ func (ScaleUpProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, er
 	upAfter := w.addedAt[node.Name].Sub(w.timeline.T0)
 	by := addedBy(node, a.data)
 	for _, p := range w.podNames() {
-		m, err := s.Mapping(corev1.SchemeGroupVersion.WithKind("Pod"))
-		if err != nil {
-			return r, err
-		}
-		err = s.Delete(ctx, m, p)
-		out := probe.DeletedText(m, s.Namespace, p)
-		if err != nil {
-			out = probe.ErrorText("deleting", "", err)
-		}
-		r.Evidence = append(r.Evidence, checks.Step{Command: probe.DeleteCommand(s.Namespace, m, p), Output: out, CapturedAt: env.Now().UTC(), Note: "the probe's pods go; the node added for them is then empty"})
-		if err != nil {
+		if err := checks.ProbeDelete(ctx, env, &r, &w.timeline, corev1.SchemeGroupVersion.WithKind("Pod"), p, "the probe's pods go; the node added for them is then empty"); err != nil {
 			return finish(checks.Error, "the probe's pod %s could not be deleted: %v", p, err)
 		}
 	}
 	deleted := env.Now()
-	w.timeline.Add(deleted, "probe's pods deleted")
 	up := fmt.Sprintf("%s added node %s (%s) for %s, %s after the first pod was created; pod %s ran on it", by, node.Name, nodeAccelerators(node, plan.resource), plan.why, probe.Seconds(upAfter), on.Name)
 	if ok, err := phase(func() bool { return w.removed[node.Name] }); err != nil {
 		return r, err
