@@ -316,7 +316,7 @@ func (DRAClaimsAllocated) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "dra-claims-allocated", Title: "ResourceClaims of the cluster's own are allocated",
 		Requirement: "dra_support",
-		Description: "Lists the ResourceClaims of every namespace but probe namespaces and reads their status: the devices allocated (driver, pool, device), the node the allocation binds to, and the pods it is reserved for. Passes with an allocated claim, naming it; skips with none: DRA is then not shown at work by the cluster's own workloads. Claims waiting for allocation are counted.",
+		Description: "Lists the ResourceClaims of every namespace but probe namespaces and reads their status: the devices allocated (driver, pool, device), the node the allocation binds to, and the pods it is reserved for. A claim allocated from a pool that no ResourceSlice publishes now (its driver was removed) is named but not counted. Passes with an allocated claim, naming it; skips with none: DRA is then not shown at work by the cluster's own workloads. Claims waiting for allocation are counted.",
 		Remediation: "Nothing allocated is not a fault: a workload asks for a device with a ResourceClaimTemplate (or a ResourceClaim) on a DeviceClass, and the scheduler allocates it when the pod is scheduled.",
 	}
 }
@@ -335,7 +335,15 @@ func (DRAClaimsAllocated) Run(ctx context.Context, env *checks.Env) (checks.Resu
 	if err != nil {
 		return r, err
 	}
-	var allocated []string
+	rslices, err := checks.List[*resourcev1.ResourceSlice](ctx, env, cluster.Query{Resource: cluster.ResourceSlices})
+	if err != nil {
+		return r, err
+	}
+	pools := map[string]bool{} // driver/pool published now
+	for _, sl := range rslices {
+		pools[sl.Spec.Driver+"/"+sl.Spec.Pool.Name] = true
+	}
+	var allocated, stale []string
 	pending := 0
 	for _, c := range claims {
 		if _, ok := checks.ProbeRun(c.Labels, c.Namespace); ok {
@@ -345,18 +353,36 @@ func (DRAClaimsAllocated) Run(ctx context.Context, env *checks.Env) (checks.Resu
 			pending++
 			continue
 		}
+		if gone := unpublished(c.Status.Allocation, pools); gone != "" {
+			// Allocated once, by a driver that publishes no such
+			// device now: history, not DRA at work.
+			stale = append(stale, fmt.Sprintf("%s/%s was allocated from %s, which no ResourceSlice publishes now", c.Namespace, c.Name, gone))
+			continue
+		}
 		allocated = append(allocated, describeAllocation(c))
 	}
 	if pending > 0 {
 		r.Details = append(r.Details, checks.Plural(pending, "claim")+" not allocated yet")
 	}
+	r.Details = append(r.Details, stale...)
 	if len(allocated) == 0 {
-		r.Finish(checks.Skip, "no ResourceClaim of the cluster's own is allocated (%d waiting): nothing of the cluster's own shows DRA at work", pending)
+		r.Finish(checks.Skip, "no ResourceClaim of the cluster's own is allocated a published device (%d waiting, %d from pools no longer published): nothing of the cluster's own shows DRA at work", pending, len(stale))
 		return r, nil
 	}
 	r.Details = append(allocated, r.Details...)
 	r.Finish(checks.Pass, "%s allocated: %s", checks.Plural(len(allocated), "claim"), checks.CapLines(allocated, 2, "; "))
 	return r, nil
+}
+
+// unpublished names the first pool of an allocation that no slice
+// publishes, "" when all are.
+func unpublished(a *resourcev1.AllocationResult, pools map[string]bool) string {
+	for _, d := range a.Devices.Results {
+		if !pools[d.Driver+"/"+d.Pool] {
+			return fmt.Sprintf("pool %s of driver %s", d.Pool, d.Driver)
+		}
+	}
+	return ""
 }
 
 // describeAllocation says what a claim got, where, for whom.

@@ -91,9 +91,11 @@ func TestDRAClaimsAllocated(t *testing.T) {
 		{name: "a claim allocated", status: checks.Pass,
 			reason: "1 claim allocated: ml/infer-0-gpu: gpu.nvidia.com gpu-node-1/gpu-0 on node gpu-node-1, reserved for pods/infer-0"},
 		{name: "waiting", edit: func(w *checkstest.World) { w.ResourceClaims[0].Status = resourcev1.ResourceClaimStatus{} }, status: checks.Skip,
-			reason: "no ResourceClaim of the cluster's own is allocated (1 waiting)"},
+			reason: "no ResourceClaim of the cluster's own is allocated a published device (1 waiting, 0 from pools no longer published)"},
+		{name: "its driver gone", edit: func(w *checkstest.World) { w.ResourceSlices = nil }, status: checks.Skip,
+			reason: "(0 waiting, 1 from pools no longer published): nothing of the cluster's own shows DRA at work"},
 		{name: "a probe's claim is not the cluster's own", edit: func(w *checkstest.World) { w.ResourceClaims[0].Namespace = "aiconform-probe-20261129-120000-abcd" },
-			status: checks.Skip, reason: "(0 waiting): nothing of the cluster's own shows DRA at work"},
+			status: checks.Skip, reason: "(0 waiting, 0 from pools no longer published): nothing of the cluster's own shows DRA at work"},
 		{name: "DRA off", edit: servedAs(), status: checks.Skip, reason: "resource.k8s.io/v1 is not served"},
 	})
 }

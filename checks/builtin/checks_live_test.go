@@ -573,6 +573,7 @@ func TestForbiddenIsError(t *testing.T) {
 			errored: []expect{
 				{"dra-apis", "", checks.Error, "list resourceslices.v1.resource.k8s.io: resourceslices.resource.k8s.io is forbidden"},
 				{"dra-devices", "", checks.Error, "list resourceslices.v1.resource.k8s.io: resourceslices.resource.k8s.io is forbidden"},
+				{"dra-claims-allocated", "", checks.Error, "list resourceslices.v1.resource.k8s.io: resourceslices.resource.k8s.io is forbidden"},
 			},
 		},
 		{

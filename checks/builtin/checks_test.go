@@ -271,6 +271,20 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 			},
 		},
 		{
+			// NVIDIA's DRA driver was removed: its class and an old
+			// claim remain, but nothing can be allocated.
+			scenario: "dra-driver-gone",
+			want: append(append(allPass("kserve"), allPass("kuberay")...),
+				gpuPass, pluginPass,
+				expect{"dra-apis", "", checks.Pass, "resource.k8s.io/v1 is served and Available"},
+				expect{"dra-devices", "", checks.Fail, "no DRA driver publishes devices (no ResourceSlice): no ResourceClaim can be allocated"},
+				expect{"dra-claims-allocated", "", checks.Skip, "(0 waiting, 1 from pools no longer published)"}),
+			verdicts: []expectVerdict{
+				{requirement: "dra_support", status: checks.PartiallyImplemented, result: checks.Fail, conclusion: "dra-devices: no DRA driver publishes devices"},
+				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kserve"},
+			},
+		},
+		{
 			scenario: "device-plugin-missing",
 			want: append(append(allPass("kserve"), allPass("kuberay")...),
 				gpuPass,

@@ -58,10 +58,7 @@ type scaleUpPlan struct {
 	resource corev1.ResourceName
 	perPod   int64
 	pods     int
-	// group is the node group the accelerator was taken from, "" when
-	// none told it.
-	group string
-	why   string
+	why      string
 }
 
 // freeNode is what one Ready, schedulable node has free of the accelerator.
@@ -147,7 +144,9 @@ func (ScaleUpProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, er
 	if err != nil {
 		return r, fmt.Errorf("cannot judge: %w", err)
 	}
-	plan.group = group
+	if group != "" {
+		r.Details = append(r.Details, fmt.Sprintf("the accelerator and a new node's count of it are those of %s", group))
+	}
 	if _, err := s.EnsureNamespace(ctx); err != nil {
 		return r, err
 	}

@@ -86,4 +86,5 @@ var faults = map[string]struct {
 	"kueue-webhook-down":    {"webhooks-served", "kueue", checks.Fail},
 	"metrics-adapter-down":  {"metrics-apis", "", checks.Fail},
 	"cluster-autoscaler":    {"accelerator-scale-ups", "", checks.Pass},
+	"dra-driver-gone":       {"dra-devices", "", checks.Fail},
 }
