@@ -230,8 +230,10 @@ func (c *Cache) printColumns(ctx context.Context, g Get) (string, time.Time, err
 	if err != nil {
 		return "", captured, fmt.Errorf("custom-columns %q: %w", g.Columns, err)
 	}
+	// kubectl prints the list, and so its header, even when it is empty;
+	// only a single name it cannot find ends the command before that.
 	var out bytes.Buffer
-	if len(list.Items) > 0 {
+	if len(list.Items) > 0 || len(g.Names) != 1 {
 		if err := p.PrintObj(list, &out); err != nil {
 			return "", captured, err
 		}

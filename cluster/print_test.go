@@ -400,6 +400,16 @@ func TestPrintCustomColumns(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, `Error from server (NotFound): nodes "gone" not found`+"\n", out)
 
+	// kubectl prints an empty list's header, and its header before the
+	// errors of several names none of which is found.
+	empty := NewCache(listSource{at: t0, objs: map[string][]runtime.Object{Query{Resource: Nodes}.Key(): nil}})
+	out, _, err = empty.Print(context.Background(), Get{Resources: []Resource{Nodes}, Columns: cols})
+	require.NoError(t, err)
+	assert.Equal(t, "NAME   GPU_ALLOCATABLE\n", out)
+	out, _, err = c.Print(context.Background(), Get{Resources: []Resource{Nodes}, Names: []string{"gone", "lost"}, Columns: cols})
+	require.NoError(t, err)
+	assert.Equal(t, "NAME   GPU_ALLOCATABLE\n"+`Error from server (NotFound): nodes "gone" not found`+"\n"+`Error from server (NotFound): nodes "lost" not found`+"\n", out)
+
 	_, _, err = c.Print(context.Background(), Get{Resources: []Resource{Nodes}, Columns: "NAME"})
 	require.Error(t, err, "a spec without a path")
 
