@@ -2,6 +2,7 @@ package accelerators
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	_ "embed"
 	"errors"
@@ -89,6 +90,31 @@ func draServed(ctx context.Context, env *checks.Env, r *checks.Result) (ok bool,
 	return false, fmt.Sprintf("the API server serves no version of %s: DRA is off (GA, and on by default, from Kubernetes 1.34)", draGroup), nil
 }
 
+// draSkipUnlessServed is draServed for the checks that have nothing to read
+// without the API: r skips, pointing at dra-apis, when it is not served.
+func draSkipUnlessServed(ctx context.Context, env *checks.Env, r *checks.Result) (bool, error) {
+	ok, _, err := draServed(ctx, env, r)
+	if err == nil && !ok {
+		r.Finish(checks.Skip, "%s/%s is not served (see dra-apis)", draGroup, draVersion)
+	}
+	return ok, err
+}
+
+// classDrivers are the drivers a DeviceClass's CEL selectors compare
+// device.driver with; none may mean any driver.
+func classDrivers(c *resourcev1.DeviceClass) []string {
+	var out []string
+	for _, s := range c.Spec.Selectors {
+		if s.CEL == nil {
+			continue
+		}
+		for _, m := range classDriver.FindAllStringSubmatch(s.CEL.Expression, -1) {
+			out = append(out, m[1])
+		}
+	}
+	return out
+}
+
 // DRAAPIs judges the DRA API itself: served, Available, with the four
 // kinds a workload and a driver use.
 type DRAAPIs struct{}
@@ -160,10 +186,7 @@ func (DRADevices) Meta() checks.Meta {
 // Run implements checks.Check.
 func (DRADevices) Run(ctx context.Context, env *checks.Env) (checks.Result, error) {
 	var r checks.Result
-	if ok, _, err := draServed(ctx, env, &r); err != nil || !ok {
-		if err == nil {
-			r.Finish(checks.Skip, "%s/%s is not served (see dra-apis)", draGroup, draVersion)
-		}
+	if ok, err := draSkipUnlessServed(ctx, env, &r); !ok {
 		return r, err
 	}
 	drivers, err := draDrivers()
@@ -183,18 +206,12 @@ func (DRADevices) Run(ctx context.Context, env *checks.Env) (checks.Result, erro
 	pubs := publishers(rslices)
 	selecting := map[string][]string{} // driver -> classes; "" for classes of any driver
 	for _, c := range classes {
-		found := false
-		for _, s := range c.Spec.Selectors {
-			if s.CEL == nil {
-				continue
-			}
-			for _, m := range classDriver.FindAllStringSubmatch(s.CEL.Expression, -1) {
-				selecting[m[1]] = append(selecting[m[1]], c.Name)
-				found = true
-			}
+		ds := classDrivers(c)
+		if len(ds) == 0 {
+			ds = []string{""}
 		}
-		if !found {
-			selecting[""] = append(selecting[""], c.Name)
+		for _, d := range ds {
+			selecting[d] = append(selecting[d], c.Name)
 		}
 	}
 	var shown, unselected []string
@@ -208,7 +225,7 @@ func (DRADevices) Run(ctx context.Context, env *checks.Env) (checks.Result, erro
 			where += fmt.Sprintf(" and %s for several nodes", checks.Plural(p.shared, "pool"))
 		}
 		cls := append(slices.Clone(selecting[p.driver]), selecting[""]...)
-		r.Table.Rows = append(r.Table.Rows, []string{describeDriver(drivers, p.driver), where, fmt.Sprint(p.devices), firstNonEmpty(strings.Join(cls, ", "), "none")})
+		r.Table.Rows = append(r.Table.Rows, []string{describeDriver(drivers, p.driver), where, fmt.Sprint(p.devices), cmp.Or(strings.Join(cls, ", "), "none")})
 		if isAcceleratorDriver(drivers, p.driver) {
 			for _, n := range p.nodes {
 				published[n] = true
@@ -300,13 +317,6 @@ func publishers(rslices []*resourcev1.ResourceSlice) []*publisher {
 	return out
 }
 
-func firstNonEmpty(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
 // DRAClaimsAllocated looks for the cluster's own claims that a scheduler
 // allocated: DRA at work on its workloads.
 type DRAClaimsAllocated struct{}
@@ -324,10 +334,7 @@ func (DRAClaimsAllocated) Meta() checks.Meta {
 // Run implements checks.Check.
 func (DRAClaimsAllocated) Run(ctx context.Context, env *checks.Env) (checks.Result, error) {
 	var r checks.Result
-	if ok, _, err := draServed(ctx, env, &r); err != nil || !ok {
-		if err == nil {
-			r.Finish(checks.Skip, "%s/%s is not served (see dra-apis)", draGroup, draVersion)
-		}
+	if ok, err := draSkipUnlessServed(ctx, env, &r); !ok {
 		return r, err
 	}
 	r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.ResourceClaims}, AllNamespaces: true}, "")

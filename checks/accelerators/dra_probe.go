@@ -1,6 +1,7 @@
 package accelerators
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -68,10 +69,7 @@ func (DRAProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, error)
 		r.Finish(checks.Skip, "probes are off: --probe asks for a device of a DeviceClass through a ResourceClaimTemplate and watches it being allocated")
 		return r, nil
 	}
-	if ok, _, err := draServed(ctx, env, &r); err != nil || !ok {
-		if err == nil {
-			r.Finish(checks.Skip, "%s/%s is not served (see dra-apis)", draGroup, draVersion)
-		}
+	if ok, err := draSkipUnlessServed(ctx, env, &r); !ok {
 		return r, err
 	}
 	r.Evidence = nil // the read-only DRA checks show these reads
@@ -196,14 +194,9 @@ func draProbeClass(ctx context.Context, env *checks.Env) (class, driver string, 
 	}
 	best := 2
 	for _, c := range classes {
-		for _, sel := range c.Spec.Selectors {
-			if sel.CEL == nil {
-				continue
-			}
-			for _, m := range classDriver.FindAllStringSubmatch(sel.CEL.Expression, -1) {
-				if len(onReady[m[1]]) > 0 && rank(m[1]) < best {
-					class, driver, best = c.Name, m[1], rank(m[1])
-				}
+		for _, d := range classDrivers(c) {
+			if len(onReady[d]) > 0 && rank(d) < best {
+				class, driver, best = c.Name, d, rank(d)
 			}
 		}
 	}
@@ -301,7 +294,7 @@ func (w *draWatch) allocated() *resourcev1.ResourceClaim {
 }
 
 func (w *draWatch) pendingWhy() string {
-	return firstNonEmpty(w.pending, "the scheduler said nothing")
+	return cmp.Or(w.pending, "the scheduler said nothing")
 }
 
 // allocationText is what a claim was allocated: "device gpu-0 of pool X

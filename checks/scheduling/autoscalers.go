@@ -2,6 +2,7 @@ package scheduling
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	_ "embed"
 	"fmt"
@@ -308,7 +309,7 @@ func (a *autoscalers) groups() []nodeGroup {
 		for _, p := range k.pools {
 			g := nodeGroup{by: "Karpenter", name: "NodePool " + p.GetName(), key: p.GetName(), accelerator: a.poolAccelerator(p)}
 			used, _, _ := unstructured.NestedStringMap(p.Object, "status", "resources")
-			g.current = firstOf(used["nodes"], "0")
+			g.current = cmp.Or(used["nodes"], "0")
 			g.max = "no limit"
 			if limits, ok, _ := unstructured.NestedStringMap(p.Object, "spec", "limits"); ok {
 				var ls []string
@@ -318,7 +319,7 @@ func (a *autoscalers) groups() []nodeGroup {
 						// Any node it could add holds some of every
 						// resource it limits, and would cross the limit.
 						g.atMax = true
-						g.health = fmt.Sprintf("at its limit of %s=%s (its nodes hold %s)", name, limits[name], firstOf(used[name], "0"))
+						g.health = fmt.Sprintf("at its limit of %s=%s (its nodes hold %s)", name, limits[name], cmp.Or(used[name], "0"))
 					}
 				}
 				g.max = strings.Join(ls, ",")
@@ -354,7 +355,7 @@ func limitReached(used, limit string) bool {
 	if err != nil {
 		return false
 	}
-	u, err := resource.ParseQuantity(firstOf(used, "0"))
+	u, err := resource.ParseQuantity(cmp.Or(used, "0"))
 	return err == nil && u.Cmp(l) >= 0
 }
 

@@ -1,6 +1,7 @@
 package scheduling
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -50,12 +51,12 @@ func (AcceleratorNodeGroups) Run(ctx context.Context, env *checks.Env) (checks.R
 			untold = append(untold, g.name)
 		default:
 			if g.atMax || g.unhealthy {
-				full = append(full, fmt.Sprintf("%s (%s)", g.name, firstOf(g.health, "at its maximum of "+g.max)))
+				full = append(full, fmt.Sprintf("%s (%s)", g.name, cmp.Or(g.health, "at its maximum of "+g.max)))
 			} else {
 				room = append(room, fmt.Sprintf("%s (%s)", g.name, g.accelerator))
 			}
 		}
-		r.Table.Rows = append(r.Table.Rows, []string{g.by, g.name, acc, g.current, g.max, firstOf(g.health, "-")})
+		r.Table.Rows = append(r.Table.Rows, []string{g.by, g.name, acc, g.current, g.max, cmp.Or(g.health, "-")})
 	}
 	if a.ca != nil && a.ca.status == nil {
 		r.Details = append(r.Details, "cluster-autoscaler's status is in the text format of releases before 1.30, whose node groups are not read")
@@ -75,13 +76,6 @@ func (AcceleratorNodeGroups) Run(ctx context.Context, env *checks.Env) (checks.R
 		r.Finish(checks.Fail, "none of %s adds accelerator nodes: a pod requesting one stays Pending", checks.Plural(len(groups), "node group"))
 	}
 	return r, nil
-}
-
-func firstOf(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // AcceleratorScaleUps looks for the autoscaler's own record of adding

@@ -1,6 +1,7 @@
 package scheduling
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -475,7 +476,7 @@ func (w *scaleUpWatch) addedNames() []string {
 // pendingWhy is the autoscaler's last word on a pending pod, else the
 // scheduler's.
 func (w *scaleUpWatch) pendingWhy() string {
-	return firstOf(w.autoscaler, firstOf(w.scheduler, "nothing said why"))
+	return cmp.Or(w.autoscaler, cmp.Or(w.scheduler, "nothing said why"))
 }
 
 // addedBy names what added a node, from the labels autoscalers put on
