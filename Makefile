@@ -14,8 +14,11 @@ test: ## unit tests, vet and the docs drift check: no cluster needed
 	$(GO) vet ./...
 	$(GO) test ./...
 
-demo: ## run every check on the recorded demo cluster; the report lands in demo-report/
-	$(GO) run ./cmd/aiconform check all --fixture demo --out demo-report
+# A recording cannot answer a probe, so the demo shows secure_accelerator_access
+# not shown at work and exits 1 (a MUST not met), as a read-only run of a real
+# cluster does; 2 and 3 are still errors.
+demo: build ## run every check on the recorded demo cluster; the report lands in demo-report/
+	bin/aiconform check all --fixture demo --out demo-report || [ $$? -eq 1 ]
 
 docs: ## regenerate docs/checks.md from the checks' metadata
 	$(GO) run ./docs/gen

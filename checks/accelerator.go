@@ -1,7 +1,11 @@
 package checks
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/aiconform/aiconform/cluster"
 	corev1 "k8s.io/api/core/v1"
@@ -77,4 +81,78 @@ func PodRequest(p *corev1.Pod, res corev1.ResourceName) resource.Quantity {
 		}
 	}
 	return sum
+}
+
+// EachNodePods reads the pods of each node, one LIST per node (PodsOnNode),
+// a few nodes at a time, and hands each node's to fn, which is called
+// concurrently and must only write what belongs to node i.
+func EachNodePods(ctx context.Context, env *Env, nodes []string, fn func(i int, pods []*corev1.Pod, err error)) {
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for i, name := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			pods, err := List[*corev1.Pod](ctx, env, PodsOnNode(name).Queries()[0])
+			fn(i, pods, err)
+		}()
+	}
+	wg.Wait()
+}
+
+// FreeNode is what one Ready, schedulable node has free of an accelerator.
+type FreeNode struct {
+	Name string
+	Free int64
+}
+
+// FreeAccelerators reads what every Ready, schedulable node offering res,
+// with no taint a probe's pods do not tolerate (ToleratedBy), has free of
+// it: its allocatable less what its pods not yet ended request.
+func FreeAccelerators(ctx context.Context, env *Env, nodes []*corev1.Node, res corev1.ResourceName) ([]FreeNode, error) {
+	var names []string
+	for _, n := range nodes {
+		alloc := n.Status.Allocatable[res]
+		if ready, _ := NodeReady(n); ready == corev1.ConditionTrue && !n.Spec.Unschedulable && alloc.Value() > 0 && ToleratedBy(n, res) {
+			names = append(names, n.Name)
+		}
+	}
+	byName := map[string]*corev1.Node{}
+	for _, n := range nodes {
+		byName[n.Name] = n
+	}
+	out := make([]FreeNode, len(names))
+	errs := make([]error, len(names))
+	EachNodePods(ctx, env, names, func(i int, pods []*corev1.Pod, err error) {
+		if err != nil {
+			errs[i] = fmt.Errorf("pods on node %s: %w", names[i], err)
+			return
+		}
+		alloc := byName[names[i]].Status.Allocatable[res]
+		free := alloc.Value()
+		for _, p := range pods {
+			if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+				q := PodRequest(p, res)
+				free -= q.Value()
+			}
+		}
+		out[i] = FreeNode{Name: names[i], Free: max(free, 0)}
+	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ToleratedBy says whether a probe's pods, which tolerate only a taint
+// named after the accelerator res they ask for, may run on a node.
+func ToleratedBy(n *corev1.Node, res corev1.ResourceName) bool {
+	for _, t := range n.Spec.Taints {
+		if t.Effect != corev1.TaintEffectPreferNoSchedule && t.Key != string(res) {
+			return false
+		}
+	}
+	return true
 }

@@ -6,9 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	corev1 "k8s.io/api/core/v1"
+	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -151,26 +152,66 @@ func recordTable(q Query, t *metav1.Table, at time.Time, err error) RecordedTabl
 const NodeFieldSelector = "spec.nodeName="
 
 // slimPod keeps of a pod listed per node only what is read of the pods of
-// a node, what they request of it: name, labels and owners, phase, each
-// container's name and resources, the pod overhead. On a cluster of
-// thousands of accelerator nodes these lists hold a quarter of its pods,
-// and their specs and statuses are most of a run's memory.
+// a node: what they request of it (name, labels and owners, phase, each
+// container's name and resources, the pod overhead, its resource claims)
+// and how they might reach its devices other than by a request (a
+// privileged container, a hostPath volume and the containers mounting it,
+// an *_VISIBLE_DEVICES variable a container runtime hook honours, a CDI
+// annotation). On a cluster of thousands of accelerator nodes these lists
+// hold a quarter of its pods, and their specs and statuses are most of a
+// run's memory.
 func slimPod(o runtime.Object) {
 	p, ok := o.(*corev1.Pod)
 	if !ok {
 		return
 	}
+	hostPaths := map[string]bool{}
+	var volumes []corev1.Volume
+	for _, v := range p.Spec.Volumes {
+		if v.HostPath != nil {
+			hostPaths[v.Name] = true
+			volumes = append(volumes, corev1.Volume{Name: v.Name, VolumeSource: corev1.VolumeSource{HostPath: v.HostPath}})
+		}
+	}
 	slim := func(cs []corev1.Container) []corev1.Container {
 		var out []corev1.Container
 		for _, c := range cs {
-			out = append(out, corev1.Container{Name: c.Name, Resources: c.Resources})
+			k := corev1.Container{Name: c.Name, Resources: c.Resources}
+			if sc := c.SecurityContext; sc != nil && sc.Privileged != nil {
+				k.SecurityContext = &corev1.SecurityContext{Privileged: sc.Privileged}
+			}
+			for _, e := range c.Env {
+				if strings.HasSuffix(e.Name, "_VISIBLE_DEVICES") && e.ValueFrom == nil {
+					k.Env = append(k.Env, corev1.EnvVar{Name: e.Name, Value: e.Value})
+				}
+			}
+			for _, m := range c.VolumeMounts {
+				if hostPaths[m.Name] {
+					k.VolumeMounts = append(k.VolumeMounts, corev1.VolumeMount{Name: m.Name, MountPath: m.MountPath, ReadOnly: m.ReadOnly})
+				}
+			}
+			out = append(out, k)
 		}
 		return out
 	}
-	p.Annotations = nil
-	p.Spec = corev1.PodSpec{NodeName: p.Spec.NodeName, Containers: slim(p.Spec.Containers), InitContainers: slim(p.Spec.InitContainers), Overhead: p.Spec.Overhead}
+	var cdi map[string]string
+	for k, v := range p.Annotations {
+		if strings.HasPrefix(k, CDIAnnotationPrefix) {
+			if cdi == nil {
+				cdi = map[string]string{}
+			}
+			cdi[k] = v
+		}
+	}
+	p.Annotations = cdi
+	p.Spec = corev1.PodSpec{NodeName: p.Spec.NodeName, Containers: slim(p.Spec.Containers), InitContainers: slim(p.Spec.InitContainers),
+		Overhead: p.Spec.Overhead, Volumes: volumes, ResourceClaims: p.Spec.ResourceClaims}
 	p.Status = corev1.PodStatus{Phase: p.Status.Phase}
 }
+
+// CDIAnnotationPrefix starts the pod annotations a container runtime with
+// CDI enabled reads as requests for devices, outside any resource request.
+const CDIAnnotationPrefix = "cdi.k8s.io/"
 
 // trim drops what no check reads and what would only bloat a run's memory
 // or a recording, or copy an operator's manifests into it: managed fields,

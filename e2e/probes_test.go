@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 )
 
@@ -399,6 +400,60 @@ spec:
 		assert.Contains(t, devices.Reason, "no DRA driver publishes devices")
 		assert.Equal(t, "skip", reportCheck(t, rep, "dra-probe", "").Status)
 		assert.Equal(t, "Partially Implemented", requirement(t, rep, "dra_support").Status)
+	})
+
+	// secure_accelerator_access: read-only, the GPU node's pods reach no
+	// device around a request until a privileged pod of a user's own
+	// lands there. The probe's three pods are placed on the GPU node with
+	// their requests, as the published roles allow; kwok runs no
+	// container, so they never end and print nothing, and the probe says
+	// it could not judge (what containers print is judged on recorded
+	// outputs in the unit tests).
+	t.Run("SecureAcceleratorAccess", func(t *testing.T) {
+		rep, _, _ := check(t, "secure_accelerator_access")
+		mediated := reportCheck(t, rep, "device-access-mediated", "")
+		require.Equal(t, "pass", mediated.Status, mediated.Reason)
+		v := requirement(t, rep, "secure_accelerator_access")
+		assert.Equal(t, "Not Implemented", v.Status, v.Conclusion)
+		assert.Contains(t, v.Conclusion, "not shown at work")
+
+		debug := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "gpu-debug"},
+			Spec: corev1.PodSpec{NodeName: rig.GPUNodeName, Containers: []corev1.Container{{Name: "shell", Image: "ubuntu:24.04",
+				SecurityContext: &corev1.SecurityContext{Privileged: ptr.To(true)}}},
+				Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}}},
+		}
+		_, err := cs.CoreV1().Pods("default").Create(ctx, debug, metav1.CreateOptions{})
+		require.NoError(t, err)
+		rep, _, _ = check(t, "device-access-mediated")
+		mediated = reportCheck(t, rep, "device-access-mediated", "")
+		assert.Equal(t, "fail", mediated.Status, mediated.Reason)
+		assert.Contains(t, mediated.Reason, "pod default/gpu-debug container shell: privileged, with every device of the node")
+		require.NoError(t, cs.CoreV1().Pods("default").Delete(ctx, "gpu-debug", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}))
+
+		const as = "system:serviceaccount:sec-auditors:sec-prober"
+		bindRoles(ctx, t, cs, "sec-auditors", "sec-prober", "aiconform-reader.yaml")
+		bindRoles(ctx, t, cs, "sec-auditors", "sec-prober", "aiconform-prober.yaml")
+		var probed report.Check
+		var md string
+		require.NoError(t, wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			rep, md, _ = check(t, "secure_accelerator_access", "--as", as, "--probe", "--probe-timeout", "15s", "--probe-shell-image", "local/busybox:rig")
+			probed = reportCheck(t, rep, "device-isolation-probe", "")
+			return !strings.Contains(probed.Reason, "forbidden"), nil
+		}))
+		assert.Equal(t, "error", probed.Status, probed.Reason)
+		assert.Contains(t, probed.Reason, "the probe's pods did not finish within 15s: pod aiconform-devices-a Running; pod aiconform-devices-b Running; pod aiconform-devices-none Running")
+		require.NotNil(t, probed.Table)
+		tl := timeline(probed.Table)
+		for _, pod := range []string{"aiconform-devices-a", "aiconform-devices-b", "aiconform-devices-none"} {
+			assert.Contains(t, tl, "pod "+pod+" bound to "+rig.GPUNodeName)
+		}
+		assert.Contains(t, md, "image: local/busybox:rig")
+		assert.Contains(t, md, "nvidia.com/gpu: \"1\"")
+		t.Logf("device isolation probe: %s\ntimeline:\n%s", probed.Reason, tl)
+		v = requirement(t, rep, "secure_accelerator_access")
+		assert.Equal(t, "Partially Implemented", v.Status, v.Conclusion)
+		assertNoLeftovers(ctx, t, cs, dyn)
 	})
 
 	// The read-only checks never judge the run's own canary: with one

@@ -44,6 +44,10 @@ var ErrClosed = errors.New("probe session is closed: the run is cleaning up")
 // nothing until it is stopped, small, and in every Kubernetes registry.
 const DefaultImage = "registry.k8s.io/pause:3.10"
 
+// DefaultShellImage is what a probe runs where a pod must print what it
+// sees: a POSIX shell and ls, small, on Docker Hub's library.
+const DefaultShellImage = "busybox:1.37"
+
 // Namespaces is the core namespace resource.
 var Namespaces = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 
@@ -67,6 +71,10 @@ type Session struct {
 	// Image runs the pods a probe makes itself (the gang probe's members):
 	// DefaultImage, or its copy in a registry an air-gapped cluster reaches.
 	Image string
+	// ShellImage runs the probe pods that print what they see (the device
+	// isolation probe's): DefaultShellImage, or its copy in a registry an
+	// air-gapped cluster reaches.
+	ShellImage string
 	// ScaleUp allows the probe that makes the cluster autoscaler add a
 	// node, which the user opts into apart from the others.
 	ScaleUp bool
@@ -92,7 +100,7 @@ type Session struct {
 
 // NewSession prepares a session; nothing is written until a check asks.
 func NewSession(dyn dynamic.Interface, mapper meta.RESTMapper, runID string, timeout time.Duration) *Session {
-	return &Session{RunID: runID, Namespace: NamespacePrefix + runID, Timeout: timeout, Image: DefaultImage, dyn: dyn, mapper: mapper}
+	return &Session{RunID: runID, Namespace: NamespacePrefix + runID, Timeout: timeout, Image: DefaultImage, ShellImage: DefaultShellImage, dyn: dyn, mapper: mapper}
 }
 
 // begin admits one write, unless the session is closing. The caller must
@@ -229,6 +237,15 @@ func (s *Session) GetRaw(ctx context.Context, uri string) ([]byte, error) {
 		return nil, errors.New("this session cannot read raw API paths")
 	}
 	return s.Raw.Get().RequestURI(uri).DoRaw(ctx)
+}
+
+// Logs reads what a container of a pod of the run's namespace printed, as
+// `kubectl logs` does, through the API server (which asks the node's
+// kubelet): at most limit bytes.
+func (s *Session) Logs(ctx context.Context, pod, container string, limit int) (string, error) {
+	uri := fmt.Sprintf("/api/v1/namespaces/%s/pods/%s/log?container=%s&limitBytes=%d", s.Namespace, pod, container, limit)
+	b, err := s.GetRaw(ctx, uri)
+	return string(b), err
 }
 
 // Delete deletes one object of the run's namespace. The default

@@ -111,6 +111,10 @@ func verdict(r *Report) string {
 			continue
 		}
 		entry := fmt.Sprintf("%s (%s)", req.ID, req.Result)
+		if strings.HasPrefix(req.Conclusion, "not shown at work") && strings.Contains(req.Conclusion, "probes are off") {
+			// What to do next, since nothing else in the run can show it.
+			entry = fmt.Sprintf("%s (%s: not shown without --probe)", req.ID, req.Result)
+		}
 		if req.Level == string(checks.Must) {
 			must = append(must, entry)
 		} else {

@@ -317,6 +317,10 @@ type Package struct {
 	// Omitted lists the report's requirements that PRODUCT.yaml does not
 	// cite and junit.xml leaves out; report.md and report.json keep them.
 	Omitted []string
+	// Unmet lists the cited requirements that are not met, whose failing
+	// testcases junit.xml leaves out: PRODUCT.yaml says so, citing their
+	// evidence/ID.md, and report.md and report.json keep them.
+	Unmet []string
 	// Warnings are facts about the evidence a reviewer will notice.
 	Warnings []string
 	// Changed lists the files Write wrote: new, or different from what
@@ -345,7 +349,9 @@ type Package struct {
 //     does not cite are left out, and when an operator carries a
 //     per-operator requirement, the failing checks of the other operators
 //     are skipped with a message giving their real status. A requirement
-//     that is not met keeps every failure.
+//     that is not met is left out too: PRODUCT.yaml already says so, and
+//     its failing testcases would fail every claim that cites junit.xml,
+//     a SHOULD's as much as a MUST's.
 func Build(in BuildInput) (*Package, error) {
 	t, rep := in.Template, in.Report
 	if t == nil || in.Metadata == nil || rep == nil {
@@ -687,7 +693,7 @@ func warnings(rep *report.Report, c Checklist) []string {
 }
 
 // junitView is the report junit.xml is rendered from: a copy, limited to
-// the cited requirements, where the failing per-operator checks of
+// the cited requirements that are met or not applicable, where the failing per-operator checks of
 // operators that do not carry a met requirement are skipped, each with a
 // message that gives its real status and says which operator the claim
 // rests on. Nothing else changes; report.md and report.json keep the
@@ -708,6 +714,10 @@ func (p *Package) junitView(rep *report.Report, cited map[string]bool) (*report.
 			continue
 		}
 		met := req.Result == string(checks.Pass) || req.Result == string(checks.Warn)
+		if !met && req.Result != string(checks.Skip) {
+			p.Unmet = append(p.Unmet, req.ID)
+			continue
+		}
 		if met && req.Operator != "" {
 			for i := range req.Checks {
 				ch := &req.Checks[i]
@@ -850,6 +860,13 @@ func (p *Package) WriteSummary(w io.Writer) error {
 	}
 	if len(p.Omitted) > 0 {
 		fmt.Fprintf(&buf, "junit.xml: left out %s, which PRODUCT.yaml does not cite; report.md and report.json keep it\n", strings.Join(p.Omitted, ", "))
+	}
+	if len(p.Unmet) > 0 {
+		var files []string
+		for _, id := range p.Unmet {
+			files = append(files, evidenceFile(id))
+		}
+		fmt.Fprintf(&buf, "junit.xml: left out %s, not met as PRODUCT.yaml says (its failing tests would fail every claim citing junit.xml); %s, report.md and report.json show it\n", strings.Join(p.Unmet, ", "), strings.Join(files, ", "))
 	}
 	for _, warn := range p.Warnings {
 		fmt.Fprintf(&buf, "warning: %s\n", warn)

@@ -428,3 +428,42 @@ func allocatedNode(a *resourcev1.AllocationResult) string {
 	}
 	return ""
 }
+
+// DRAAcceleratorNodes are the nodes an accelerator driver of
+// dra_drivers.yaml publishes devices for, each with those drivers; none
+// when the DRA API is not registered. It is how the other categories find
+// accelerator nodes that advertise no extended resource, adding no
+// evidence of its own: dra-devices shows the same slices.
+func DRAAcceleratorNodes(ctx context.Context, env *checks.Env) (map[string][]string, error) {
+	services, err := checks.List[*unstructured.Unstructured](ctx, env, cluster.Query{Resource: cluster.APIServices})
+	if err != nil {
+		return nil, err
+	}
+	registered := slices.ContainsFunc(services, func(s *unstructured.Unstructured) bool {
+		group, _, _ := unstructured.NestedString(s.Object, "spec", "group")
+		version, _, _ := unstructured.NestedString(s.Object, "spec", "version")
+		return group == draGroup && version == draVersion
+	})
+	if !registered {
+		return nil, nil
+	}
+	drivers, err := draDrivers()
+	if err != nil {
+		return nil, err
+	}
+	rslices, err := checks.List[*resourcev1.ResourceSlice](ctx, env, cluster.Query{Resource: cluster.ResourceSlices})
+	if err != nil {
+		return nil, err
+	}
+	nodes := map[string][]string{}
+	for _, s := range rslices {
+		n := s.Spec.NodeName
+		if n == nil || *n == "" || len(s.Spec.Devices) == 0 || !isAcceleratorDriver(drivers, s.Spec.Driver) {
+			continue
+		}
+		if !slices.Contains(nodes[*n], s.Spec.Driver) {
+			nodes[*n] = append(nodes[*n], s.Spec.Driver)
+		}
+	}
+	return nodes, nil
+}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/cluster"
@@ -156,33 +155,28 @@ func gpuColumns(resources []string) string {
 }
 
 // readRequests sums what non-terminated pods request of each accelerator on
-// each node, one LIST per node, a few nodes at a time.
+// each node.
 func readRequests(ctx context.Context, env *checks.Env, gpus []*gpuNode) {
-	sem := make(chan struct{}, 8)
-	var wg sync.WaitGroup
-	for _, g := range gpus {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			pods, err := checks.List[*corev1.Pod](ctx, env, checks.PodsOnNode(g.node.Name).Queries()[0])
-			if err != nil {
-				g.err = err
-				return
-			}
-			g.requested = map[corev1.ResourceName]resource.Quantity{}
-			for _, p := range pods {
-				if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-					continue
-				}
-				for _, res := range g.resources {
-					q := g.requested[res]
-					q.Add(checks.PodRequest(p, res))
-					g.requested[res] = q
-				}
-			}
-		}()
+	names := make([]string, len(gpus))
+	for i, g := range gpus {
+		names[i] = g.node.Name
 	}
-	wg.Wait()
+	checks.EachNodePods(ctx, env, names, func(i int, pods []*corev1.Pod, err error) {
+		g := gpus[i]
+		if err != nil {
+			g.err = err
+			return
+		}
+		g.requested = map[corev1.ResourceName]resource.Quantity{}
+		for _, p := range pods {
+			if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+				continue
+			}
+			for _, res := range g.resources {
+				q := g.requested[res]
+				q.Add(checks.PodRequest(p, res))
+				g.requested[res] = q
+			}
+		}
+	})
 }

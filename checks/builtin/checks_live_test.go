@@ -460,6 +460,7 @@ func TestChecksOnFakeCluster(t *testing.T) {
 				// The node groups' nodes are gone: nothing tells what they add.
 				{"accelerator-node-groups", "", checks.Warn, "2 groups cannot be told (no node now, nothing in the spec): cpu-pool, gpu-pool"},
 				{"accelerator-scale-ups", "", checks.Skip, "no accelerator node added on record"},
+				{"device-access-mediated", "", checks.Skip, "none of 2 nodes has an accelerator"},
 			},
 		},
 		{
@@ -470,6 +471,7 @@ func TestChecksOnFakeCluster(t *testing.T) {
 				{"gpu-device-plugin", "", checks.Skip, "none of 0 nodes advertises"},
 				{"accelerator-node-groups", "", checks.Warn, "2 groups cannot be told"},
 				{"accelerator-scale-ups", "", checks.Skip, "no accelerator node added on record"},
+				{"device-access-mediated", "", checks.Skip, "none of 0 nodes has an accelerator"},
 			},
 		},
 	}
@@ -565,6 +567,7 @@ func TestForbiddenIsError(t *testing.T) {
 				{"gpu-device-plugin", "", checks.Error, "list nodes.v1: nodes is forbidden"},
 				{"accelerator-node-groups", "", checks.Error, "list nodes.v1: nodes is forbidden"},
 				{"accelerator-scale-ups", "", checks.Error, "list nodes.v1: nodes is forbidden"},
+				{"device-access-mediated", "", checks.Error, "list nodes.v1: nodes is forbidden"},
 			},
 		},
 		{
@@ -574,6 +577,7 @@ func TestForbiddenIsError(t *testing.T) {
 				{"dra-apis", "", checks.Error, "list resourceslices.v1.resource.k8s.io: resourceslices.resource.k8s.io is forbidden"},
 				{"dra-devices", "", checks.Error, "list resourceslices.v1.resource.k8s.io: resourceslices.resource.k8s.io is forbidden"},
 				{"dra-claims-allocated", "", checks.Error, "list resourceslices.v1.resource.k8s.io: resourceslices.resource.k8s.io is forbidden"},
+				{"device-access-mediated", "", checks.Error, "the nodes DRA drivers publish accelerators for: list resourceslices.v1.resource.k8s.io: resourceslices.resource.k8s.io is forbidden"},
 			},
 		},
 		{
@@ -593,6 +597,7 @@ func TestForbiddenIsError(t *testing.T) {
 				{"gpu-allocatable", "", checks.Error, "pods on node gpu-node-1: list pods.v1 with fields spec.nodeName=gpu-node-1: pods is forbidden"},
 				{"controller-lease", "widgets", checks.Error, "list pods.v1 in namespace demo-system with labels app=widget-controller: pods is forbidden"},
 				{"gpu-device-plugin", "", checks.Error, "list pods.v1 in namespace kube-system with labels name=nvidia-device-plugin-ds: pods is forbidden"},
+				{"device-access-mediated", "", checks.Error, "pods on node gpu-node-1: list pods.v1 with fields spec.nodeName=gpu-node-1: pods is forbidden"},
 			},
 		},
 		{

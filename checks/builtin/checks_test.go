@@ -285,6 +285,18 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 			},
 		},
 		{
+			// A user's privileged pod on the GPU node, with the host's
+			// /dev: every GPU in its reach, none asked for.
+			scenario: "gpu-debug-pod",
+			want: append(append(allPass("kserve"), allPass("kuberay")...),
+				gpuPass, pluginPass,
+				expect{"device-access-mediated", "", checks.Fail, "on 1 accelerator node, 1 workload container reaches devices around a request: pod research/gpu-debug container shell: privileged, with every device of the node, and mounts the host's /dev (hostPath volume host-dev)"}),
+			verdicts: []expectVerdict{
+				{requirement: "secure_accelerator_access", status: checks.NotImplemented, result: checks.Fail, conclusion: "device-access-mediated: on 1 accelerator node"},
+				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kserve"},
+			},
+		},
+		{
 			scenario: "device-plugin-missing",
 			want: append(append(allPass("kserve"), allPass("kuberay")...),
 				gpuPass,

@@ -7,6 +7,7 @@ import (
 	"github.com/aiconform/aiconform/checks/accelerators"
 	"github.com/aiconform/aiconform/checks/operator"
 	"github.com/aiconform/aiconform/checks/scheduling"
+	"github.com/aiconform/aiconform/checks/security"
 )
 
 // Registry returns the built-in checks in report order. It is an explicit
@@ -37,5 +38,7 @@ func Registry() []checks.Check {
 		scheduling.AcceleratorNodeGroups{},
 		scheduling.AcceleratorScaleUps{},
 		scheduling.ScaleUpProbe{},
+		security.DeviceAccessMediated{},
+		security.DeviceIsolationProbe{},
 	}
 }

@@ -62,22 +62,16 @@ type scaleUpPlan struct {
 	why      string
 }
 
-// freeNode is what one Ready, schedulable node has free of the accelerator.
-type freeNode struct {
-	name string
-	free int64
-}
-
 // planScaleUp decides the probe's pods from what each node has free and
 // what one node of the group holds: enough that the last pod fits no node
 // there is, but fits a new one.
-func planScaleUp(res corev1.ResourceName, perNode int64, nodes []freeNode) (scaleUpPlan, error) {
+func planScaleUp(res corev1.ResourceName, perNode int64, nodes []checks.FreeNode) (scaleUpPlan, error) {
 	p := scaleUpPlan{resource: res}
 	var most int64
 	whole := 0
 	for _, n := range nodes {
-		most = max(most, n.free)
-		if n.free >= perNode {
+		most = max(most, n.Free)
+		if n.Free >= perNode {
 			whole++
 		}
 	}
@@ -137,7 +131,7 @@ func (ScaleUpProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, er
 	if err != nil {
 		return r, err
 	}
-	free, err := freeAccelerators(ctx, env, a.nodes, res)
+	free, err := checks.FreeAccelerators(ctx, env, a.nodes, res)
 	if err != nil {
 		return r, err
 	}
@@ -276,42 +270,6 @@ func scaleUpTarget(ctx context.Context, env *checks.Env, a *autoscalers) (corev1
 		perNode = max(perNode, 1)
 	}
 	return res, perNode, group, nil
-}
-
-// freeAccelerators reads what every Ready, schedulable node offering res,
-// with no taint the probe's pods do not tolerate, has free of it.
-func freeAccelerators(ctx context.Context, env *checks.Env, nodes []*corev1.Node, res corev1.ResourceName) ([]freeNode, error) {
-	var out []freeNode
-	for _, n := range nodes {
-		alloc := n.Status.Allocatable[res]
-		if ready, _ := checks.NodeReady(n); ready != corev1.ConditionTrue || n.Spec.Unschedulable || alloc.Value() == 0 || !tolerated(n, res) {
-			continue
-		}
-		pods, err := checks.List[*corev1.Pod](ctx, env, checks.PodsOnNode(n.Name).Queries()[0])
-		if err != nil {
-			return nil, fmt.Errorf("pods on node %s: %w", n.Name, err)
-		}
-		free := alloc.Value()
-		for _, p := range pods {
-			if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
-				q := checks.PodRequest(p, res)
-				free -= q.Value()
-			}
-		}
-		out = append(out, freeNode{name: n.Name, free: max(free, 0)})
-	}
-	return out, nil
-}
-
-// tolerated says whether the probe's pods, which tolerate only a taint
-// named after the accelerator, may run on a node.
-func tolerated(n *corev1.Node, res corev1.ResourceName) bool {
-	for _, t := range n.Spec.Taints {
-		if t.Effect != corev1.TaintEffectPreferNoSchedule && t.Key != string(res) {
-			return false
-		}
-	}
-	return true
 }
 
 // scaleUpPod is one of the probe's pods, asking for what the plan says.

@@ -115,7 +115,7 @@ func (o *SubmissionBuildOptions) Validate(cmd *cobra.Command) error {
 		if o.Fixture != "" {
 			return usageErrorf("--from and --fixture both name where the results come from; give one")
 		}
-		for _, name := range []string{"operator", "profile", "timeout", "kubeconfig", "context", "cluster", "server", "probe", "probe-timeout", "probe-image", "hpa-metric", "probe-scale-up", "concurrency"} {
+		for _, name := range []string{"operator", "profile", "timeout", "kubeconfig", "context", "cluster", "server", "probe", "probe-timeout", "probe-image", "probe-shell-image", "hpa-metric", "probe-scale-up", "concurrency"} {
 			if cmd != nil && cmd.Flags().Changed(name) {
 				return usageErrorf("--%s applies to a run, and --from uses the report of one as it was made; drop one of them", name)
 			}

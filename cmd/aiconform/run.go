@@ -30,6 +30,9 @@ type RunFlags struct {
 	ProbeTimeout time.Duration
 	// ProbeImage runs the pods a probe makes itself (--probe-image).
 	ProbeImage string
+	// ProbeShellImage runs the probe pods that print what they see
+	// (--probe-shell-image).
+	ProbeShellImage string
 	// HPAMetric is the external metric the HPA probe scales on first
 	// (--hpa-metric).
 	HPAMetric string
@@ -58,6 +61,7 @@ func (f *RunFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.Probe, "probe", false, "prove behaviour by writing to the cluster: dry-run creates against the operators' webhooks, and a canary resource per operator in a namespace of the run's own, deleted at the end")
 	fs.DurationVar(&f.ProbeTimeout, "probe-timeout", 5*time.Minute, "how long a canary may take to be reconciled, and then collected once deleted")
 	fs.StringVar(&f.ProbeImage, "probe-image", probe.DefaultImage, "the image of the pods a probe runs itself (the gang probe's); its copy in your registry for an air-gapped cluster")
+	fs.StringVar(&f.ProbeShellImage, "probe-shell-image", probe.DefaultShellImage, "the image of the probe pods that print what they see (a shell and ls: the device isolation probe's); its copy in your registry for an air-gapped cluster")
 	fs.StringVar(&f.HPAMetric, "hpa-metric", "", "an external metric the HPA probe scales on, NAME or NAME{label=value,...}, with a value above zero in the probe's namespace (default: those the cluster's own HPAs and its known adapters use)")
 	fs.BoolVar(&f.ProbeScaleUp, "probe-scale-up", false, "with --probe, also make the cluster autoscaler add an accelerator node for pods no node can take, run them on it and watch it go once they are deleted: it costs a node for minutes")
 	fs.BoolVar(&f.Redact, "redact", false, "replace node names, IP addresses, URL hosts and cloud account ids with stable pseudonyms in every output, for a public report")
@@ -81,6 +85,8 @@ func (f *RunFlags) Validate() error {
 		return usageErrorf("--probe-scale-up is a probe; add --probe")
 	case f.ProbeImage == "":
 		return usageErrorf("--probe-image must name an image")
+	case f.ProbeShellImage == "":
+		return usageErrorf("--probe-shell-image must name an image")
 	}
 	if f.HPAMetric != "" {
 		if _, err := probe.ParseMetric(f.HPAMetric); err != nil {
@@ -139,6 +145,7 @@ func (f *RunFlags) Report(ctx context.Context, ids []string, failOn checks.Level
 			return nil, err
 		}
 		sess.Image = f.ProbeImage
+		sess.ShellImage = f.ProbeShellImage
 		sess.ScaleUp = f.ProbeScaleUp
 		if f.HPAMetric != "" {
 			m, _ := probe.ParseMetric(f.HPAMetric) // checked by Validate

@@ -44,7 +44,7 @@ func TestEveryCheckHasAPage(t *testing.T) {
 		m := c.Meta()
 		page, ok := pages["checks/"+m.ID+".md"]
 		if assert.True(t, ok, "check %s has a page", m.ID) {
-			assert.Contains(t, page, m.Remediation)
+			assert.Contains(t, page, prose(m.Remediation))
 			assert.Contains(t, pages["checks.md"], "(checks/"+m.ID+".md)")
 		}
 	}

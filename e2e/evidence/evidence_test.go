@@ -87,4 +87,5 @@ var faults = map[string]struct {
 	"metrics-adapter-down":  {"metrics-apis", "", checks.Fail},
 	"cluster-autoscaler":    {"accelerator-scale-ups", "", checks.Pass},
 	"dra-driver-gone":       {"dra-devices", "", checks.Fail},
+	"gpu-debug-pod":         {"device-access-mediated", "", checks.Fail},
 }

@@ -1,0 +1,353 @@
+package security
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/accelerators"
+	"github.com/aiconform/aiconform/cluster"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// maxNodeEvidence bounds how many accelerator nodes the evidence lists the
+// pods of: those with findings first.
+const maxNodeEvidence = 5
+
+// DeviceAccessMediated looks, on every accelerator node, for pods that
+// reach its devices other than by asking for them.
+type DeviceAccessMediated struct{}
+
+// Meta implements checks.Check.
+func (DeviceAccessMediated) Meta() checks.Meta {
+	return checks.Meta{
+		ID: "device-access-mediated", Title: "Accelerators reach pods only through a resource request",
+		Requirement: "secure_accelerator_access",
+		Description: "Accelerator nodes are those advertising an accelerator resource and those an accelerator DRA driver publishes devices for. Their pods are read per node (a spec.nodeName field selector, as `kubectl describe node` does), and each container is looked at for a way to a device around the device plugin or DRA: running privileged (every device of the node), a hostPath volume of /dev or of a vendor's device nodes (/dev/nvidia*, /dev/dri, /dev/kfd, /dev/accel, /dev/hl*, /dev/vfio), an NVIDIA_VISIBLE_DEVICES (or AMD_, HABANA_) variable in a container that requests no accelerator, or a CDI annotation (cdi.k8s.io/*). Pods of the accelerator stack are exempt: the namespaces whose pods mount the kubelet's device-plugin or plugin-registration folder (device plugins, DRA drivers, and what their operator runs beside them). A workload (a pod not of a DaemonSet or a node's static pods) that is privileged or mounts device nodes fails; one that names devices by variable or annotation (honoured or not, depending on the runtime's settings) warns, as does a DaemonSet outside the stack that mounts device nodes or names them. Privileged DaemonSets outside the stack (kube-proxy, a CNI agent) are node agents: named, not counted against the requirement. No accelerator node makes it not applicable.",
+		Remediation: "Give a workload its accelerators by requesting them (resources.limits of the accelerator, or a ResourceClaim), never by privilege, a hostPath of /dev or a *_VISIBLE_DEVICES variable. With the NVIDIA Container Toolkit, set accept-nvidia-visible-devices-envvar-when-unprivileged = false and run the device plugin with DEVICE_LIST_STRATEGY=volume-mounts or cdi-cri, so that a variable alone gives no device. Admission policy (Pod Security Standards baseline, or a ValidatingAdmissionPolicy) keeps privileged and hostPath pods off accelerator nodes.",
+	}
+}
+
+// deviceHostPaths start the hostPath volumes that put a host's device nodes
+// in a container: /dev itself and the vendors' nodes.
+var deviceHostPaths = []string{"/dev/nvidia", "/dev/dri", "/dev/kfd", "/dev/accel", "/dev/hl", "/dev/vfio"}
+
+// pluginHostPaths are the kubelet folders a device plugin or a DRA driver
+// mounts to register with it: their pods are the accelerator stack.
+var pluginHostPaths = []string{"/var/lib/kubelet/device-plugins", "/var/lib/kubelet/plugins_registry", "/var/lib/kubelet/plugins"}
+
+// visibleDevices are the variables a vendor's container runtime hook reads
+// to hand devices to a container.
+var visibleDevices = []string{"NVIDIA_VISIBLE_DEVICES", "AMD_VISIBLE_DEVICES", "HABANA_VISIBLE_DEVICES"}
+
+// finding is one container's way to a device around a request.
+type finding struct {
+	pod       *corev1.Pod
+	container string
+	how       string
+	// strong ways (privilege, device nodes mounted) work whatever the
+	// runtime's settings; a variable or an annotation depends on them.
+	strong bool
+}
+
+// containerWays are the ways of one container, in the order found.
+type containerWays struct {
+	pod       *corev1.Pod
+	container string
+	ways      []string
+	strong    bool
+}
+
+func (c containerWays) String() string {
+	return fmt.Sprintf("pod %s/%s container %s: %s", c.pod.Namespace, c.pod.Name, c.container, strings.Join(c.ways, ", and "))
+}
+
+// byContainer groups a pod's findings by container.
+func byContainer(fs []finding) []*containerWays {
+	var out []*containerWays
+	for _, f := range fs {
+		i := slices.IndexFunc(out, func(c *containerWays) bool { return c.container == f.container })
+		if i < 0 {
+			out = append(out, &containerWays{pod: f.pod, container: f.container})
+			i = len(out) - 1
+		}
+		out[i].ways = append(out[i].ways, f.how)
+		out[i].strong = out[i].strong || f.strong
+	}
+	return out
+}
+
+// containers counts containers with the verb that agrees: "1 container
+// reaches", "2 containers reach".
+func containers(n int, noun, one, many string) string {
+	if n == 1 {
+		return checks.Plural(n, noun) + " " + one
+	}
+	return checks.Plural(n, noun) + " " + many
+}
+
+// accelNode is an accelerator node and what its pods do.
+type accelNode struct {
+	name      string
+	resources []corev1.ResourceName
+	pods      []*corev1.Pod
+	err       error
+}
+
+// Run implements checks.Check.
+func (DeviceAccessMediated) Run(ctx context.Context, env *checks.Env) (checks.Result, error) {
+	var r checks.Result
+	nodes, err := checks.List[*corev1.Node](ctx, env, cluster.Query{Resource: cluster.Nodes})
+	if err != nil {
+		r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Nodes}}, "")
+		return r, err
+	}
+	dra, err := accelerators.DRAAcceleratorNodes(ctx, env)
+	if err != nil {
+		return r, fmt.Errorf("the nodes DRA drivers publish accelerators for: %w", err)
+	}
+	var accel []*accelNode
+	resSet := map[corev1.ResourceName]bool{}
+	for _, n := range nodes {
+		res := checks.SortedKeys(checks.AcceleratorResources(n))
+		if len(res) == 0 && dra[n.Name] == nil {
+			continue
+		}
+		for _, x := range res {
+			resSet[x] = true
+		}
+		accel = append(accel, &accelNode{name: n.Name, resources: res})
+	}
+	if len(accel) == 0 {
+		r.Finish(checks.Skip, "none of %d nodes has an accelerator (no accelerator resource, no accelerator DRA driver's devices)", len(nodes))
+		return r, nil
+	}
+	slices.SortFunc(accel, func(a, b *accelNode) int { return strings.Compare(a.name, b.name) })
+	readPods(ctx, env, accel)
+
+	stack := stackNamespaces(accel)
+	var fails, warns, agents, byRequest []string
+	flagged := map[string]bool{}
+	for _, n := range accel {
+		for _, p := range n.pods {
+			if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+				continue
+			}
+			if requestsAccelerator(p) {
+				byRequest = append(byRequest, p.Namespace+"/"+p.Name)
+			}
+			if stack[p.Namespace] {
+				continue
+			}
+			agent := nodeAgent(p)
+			for _, c := range byContainer(deviceWays(p)) {
+				if agent && slices.Contains(c.ways, privileged) {
+					// A node agent's privilege is how it does its job.
+					agents = append(agents, p.Namespace+"/"+p.Name)
+					c.ways = slices.DeleteFunc(c.ways, func(w string) bool { return w == privileged })
+					if len(c.ways) == 0 {
+						continue
+					}
+				}
+				flagged[n.name] = true
+				if agent || !c.strong {
+					warns = append(warns, c.String())
+				} else {
+					fails = append(fails, c.String())
+				}
+			}
+		}
+	}
+	agents = slices.Compact(agents)
+
+	var shown []string
+	for _, n := range accel {
+		if flagged[n.name] && len(shown) < maxNodeEvidence {
+			shown = append(shown, n.name)
+		}
+	}
+	for _, n := range accel {
+		if !flagged[n.name] && len(shown) < maxNodeEvidence {
+			shown = append(shown, n.name)
+		}
+	}
+	for i, name := range shown {
+		note := ""
+		if i == 0 {
+			note = "each pod's owner, privilege, hostPath volumes, device variables and accelerator requests"
+			if len(shown) < len(accel) {
+				note += fmt.Sprintf("; %d of %d accelerator nodes shown, those with findings first", len(shown), len(accel))
+			}
+		}
+		r.AddEvidence(ctx, env, podColumns(name, checks.SortedKeys(resSet)), note)
+	}
+	for _, n := range accel {
+		if n.err != nil {
+			return r, fmt.Errorf("pods on node %s: %w", n.name, n.err)
+		}
+	}
+	if len(stack) > 0 {
+		r.Details = append(r.Details, "accelerator stack (pods that register with the kubelet as device plugins or DRA drivers, and their namespaces' other pods, exempt): namespaces "+strings.Join(checks.SortedKeys(stack), ", "))
+	}
+	if len(agents) > 0 {
+		r.Details = append(r.Details, fmt.Sprintf("privileged node agents (DaemonSet or static pods) outside the accelerator stack, with every device of their node: %s", checks.CapLines(agents, 5, ", ")))
+	}
+	r.Details = append(r.Details, fails...)
+	r.Details = append(r.Details, warns...)
+	where := checks.Plural(len(accel), "accelerator node")
+	switch {
+	case len(fails) > 0:
+		r.Finish(checks.Fail, "on %s, %s devices around a request: %s", where, containers(len(fails), "workload container", "reaches", "reach"), checks.CapLines(fails, 3, "; "))
+	case len(warns) > 0:
+		r.Finish(checks.Warn, "on %s, %s devices outside a request: %s", where, containers(len(warns), "container", "names or mounts", "name or mount"), checks.CapLines(warns, 3, "; "))
+	default:
+		r.Finish(checks.Pass, "on %s, no pod outside the accelerator stack reaches a device around a request; %s with accelerators by request", where, checks.Plural(len(byRequest), "pod"))
+	}
+	return r, nil
+}
+
+// privileged is how a privileged container is described.
+const privileged = "privileged, with every device of the node"
+
+// deviceWays are a pod's ways to a device other than the accelerators its
+// containers request.
+func deviceWays(p *corev1.Pod) []finding {
+	devicePaths := map[string]string{} // volume -> host path
+	for _, v := range p.Spec.Volumes {
+		if v.HostPath != nil && isDevicePath(v.HostPath.Path) {
+			devicePaths[v.Name] = v.HostPath.Path
+		}
+	}
+	var out []finding
+	for _, c := range append(slices.Clone(p.Spec.InitContainers), p.Spec.Containers...) {
+		if c.SecurityContext != nil && c.SecurityContext.Privileged != nil && *c.SecurityContext.Privileged {
+			out = append(out, finding{pod: p, container: c.Name, how: privileged, strong: true})
+		}
+		for _, m := range c.VolumeMounts {
+			if path, ok := devicePaths[m.Name]; ok {
+				out = append(out, finding{pod: p, container: c.Name, how: "mounts the host's " + path + " (hostPath volume " + m.Name + ")", strong: true})
+			}
+		}
+		if containerRequests(c) {
+			continue
+		}
+		for _, e := range c.Env {
+			if slices.Contains(visibleDevices, e.Name) && !noDevices(e.Value) {
+				out = append(out, finding{pod: p, container: c.Name, how: fmt.Sprintf("requests no accelerator but sets %s=%s", e.Name, e.Value)})
+			}
+		}
+	}
+	for _, k := range checks.SortedKeys(p.Annotations) {
+		if strings.HasPrefix(k, cluster.CDIAnnotationPrefix) {
+			out = append(out, finding{pod: p, container: "*", how: fmt.Sprintf("names CDI devices by annotation %s: %s", k, p.Annotations[k])})
+		}
+	}
+	return out
+}
+
+// isDevicePath is true for a hostPath that holds a host's device nodes.
+func isDevicePath(path string) bool {
+	path = strings.TrimSuffix(path, "/")
+	if path == "" || path == "/dev" {
+		// "" is the host's root, which holds /dev.
+		return true
+	}
+	for _, prefix := range deviceHostPaths {
+		if strings.HasPrefix(path, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// noDevices is true for the values of a *_VISIBLE_DEVICES variable that
+// ask for no device.
+func noDevices(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "", "void", "none":
+		return true
+	}
+	return false
+}
+
+// containerRequests is true when a container asks for an accelerator: an
+// accelerator resource, or a DRA claim.
+func containerRequests(c corev1.Container) bool {
+	if len(c.Resources.Claims) > 0 {
+		return true
+	}
+	for name := range c.Resources.Limits {
+		if checks.IsAccelerator(name) {
+			return true
+		}
+	}
+	for name := range c.Resources.Requests {
+		if checks.IsAccelerator(name) {
+			return true
+		}
+	}
+	return false
+}
+
+func requestsAccelerator(p *corev1.Pod) bool {
+	return slices.ContainsFunc(p.Spec.Containers, containerRequests) || slices.ContainsFunc(p.Spec.InitContainers, containerRequests)
+}
+
+// nodeAgent is true for the pods a node runs as a node: a DaemonSet's, and
+// the node's static pods (whose mirror pods the Node owns).
+func nodeAgent(p *corev1.Pod) bool {
+	for _, o := range p.OwnerReferences {
+		if o.Kind == "DaemonSet" || o.Kind == "Node" {
+			return true
+		}
+	}
+	return false
+}
+
+// stackNamespaces are the namespaces of the pods that register with a
+// kubelet as device plugins or DRA drivers: the accelerator stack, which
+// reaches devices directly by design (drivers, runtime hooks, exporters
+// beside the plugin).
+func stackNamespaces(accel []*accelNode) map[string]bool {
+	out := map[string]bool{}
+	for _, n := range accel {
+		for _, p := range n.pods {
+			for _, v := range p.Spec.Volumes {
+				if v.HostPath != nil && slices.ContainsFunc(pluginHostPaths, func(prefix string) bool { return strings.HasPrefix(v.HostPath.Path, prefix) }) {
+					out[p.Namespace] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+// podColumns lists the pods of a node with what the check reads of them.
+func podColumns(node string, resources []corev1.ResourceName) cluster.Get {
+	cols := []string{
+		"NAMESPACE:.metadata.namespace", "NAME:.metadata.name", "OWNER:.metadata.ownerReferences[*].kind",
+		"PRIVILEGED:.spec.containers[*].securityContext.privileged", "HOSTPATH:.spec.volumes[*].hostPath.path",
+		`NVIDIA_VISIBLE_DEVICES:.spec.containers[*].env[?(@.name=="NVIDIA_VISIBLE_DEVICES")].value`,
+	}
+	for _, res := range resources {
+		short := strings.ToUpper(string(res[strings.LastIndex(string(res), "/")+1:]))
+		cols = append(cols, short+":.spec.containers[*].resources.limits."+strings.ReplaceAll(string(res), ".", `\.`))
+	}
+	cols = append(cols, "CLAIMS:.spec.resourceClaims[*].name")
+	g := checks.PodsOnNode(node)
+	g.Columns = strings.Join(cols, ",")
+	return g
+}
+
+// readPods reads the pods of each node.
+func readPods(ctx context.Context, env *checks.Env, accel []*accelNode) {
+	names := make([]string, len(accel))
+	for i, n := range accel {
+		names[i] = n.name
+	}
+	checks.EachNodePods(ctx, env, names, func(i int, pods []*corev1.Pod, err error) {
+		accel[i].pods, accel[i].err = pods, err
+	})
+}

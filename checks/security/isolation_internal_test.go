@@ -1,0 +1,96 @@
+package security
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/aiconform/aiconform/checks"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// view parses one of testdata's outputs, written in the formats BusyBox's
+// and GNU's `ls -l` and `nvidia-smi -L` print.
+func view(t *testing.T, name string) deviceView {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name+".txt"))
+	require.NoError(t, err)
+	return parseDevices(string(b))
+}
+
+func TestParseDevices(t *testing.T) {
+	a := view(t, "holder-a")
+	assert.True(t, a.listed)
+	assert.Equal(t, []device{{path: "/dev/nvidia3", major: "195", minor: "3"}}, a.devices)
+	assert.Equal(t, []string{"/dev/nvidia-modeset", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidiactl"}, a.control)
+	assert.Equal(t, []string{"GPU-9d4b1f0e-3c2a-4e7b-8f61-0a2d5c7e9b13"}, a.gpus)
+
+	none := view(t, "bystander")
+	assert.True(t, none.listed)
+	assert.Zero(t, none.count())
+	assert.Equal(t, "no accelerator", none.seen())
+
+	leaky := view(t, "leaky")
+	assert.Len(t, leaky.devices, 8)
+	assert.Len(t, leaky.gpus, 8)
+
+	amd := view(t, "amd-holder")
+	assert.Equal(t, []device{{path: "/dev/dri/renderD129", major: "226", minor: "129"}}, amd.devices)
+	assert.Equal(t, []string{"/dev/kfd", "/dev/dri/card1"}, amd.control)
+
+	assert.False(t, parseDevices("exec /bin/sh: no such file or directory\n").listed)
+	assert.Empty(t, shares(a, view(t, "holder-b")))
+	assert.Equal(t, []string{"/dev/nvidia3 (195:3)", "GPU-9d4b1f0e-3c2a-4e7b-8f61-0a2d5c7e9b13"}, shares(a, leaky))
+}
+
+func TestJudgeIsolation(t *testing.T) {
+	plan := devicePlan{node: "gpu-node-1", res: "nvidia.com/gpu", free: 8}
+	healthy := func() map[string]deviceView {
+		return map[string]deviceView{
+			podA + "/" + holder: view(t, "holder-a"), podA + "/" + bystander: view(t, "bystander"),
+			podB + "/" + holder: view(t, "holder-b"), podNone + "/" + bystander: view(t, "bystander"),
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		edit   func(v map[string]deviceView)
+		status checks.Status
+		reason string
+	}{
+		{name: "isolated", status: checks.Pass, reason: "on node gpu-node-1, each container holding one nvidia.com/gpu saw exactly one (aiconform-devices-a/holder /dev/nvidia3 (195:3), GPU-9d4b1f0e-3c2a-4e7b-8f61-0a2d5c7e9b13; aiconform-devices-b/holder /dev/nvidia5 (195:5), GPU-2e7f5a91-6b0c-4d3e-a8f2-71c9e04b5d68); aiconform-devices-a/bystander and aiconform-devices-none/bystander, asking for none, saw none; the two holders saw different devices"},
+		{name: "one free", edit: func(v map[string]deviceView) { delete(v, podB+"/"+holder) }, status: checks.Warn,
+			reason: "only one was free, so two holders could not be compared"},
+		{name: "a variable hands out every GPU", edit: func(v map[string]deviceView) { v[podNone+"/"+bystander] = view(t, "leaky") }, status: checks.Fail,
+			reason: "container aiconform-devices-none/bystander asks for no accelerator but sees /dev/nvidia0 (195:0)"},
+		{name: "the second container sees its neighbour's", edit: func(v map[string]deviceView) { v[podA+"/"+bystander] = view(t, "holder-a") }, status: checks.Fail,
+			reason: "container aiconform-devices-a/bystander asks for no accelerator but sees /dev/nvidia3 (195:3)"},
+		{name: "a holder sees them all", edit: func(v map[string]deviceView) { v[podB+"/"+holder] = view(t, "leaky") }, status: checks.Fail,
+			reason: "container aiconform-devices-b/holder holds one nvidia.com/gpu but sees /dev/nvidia0 (195:0)"},
+		{name: "two holders share one", edit: func(v map[string]deviceView) { v[podB+"/"+holder] = view(t, "holder-a") }, status: checks.Fail,
+			reason: "containers aiconform-devices-a/holder and aiconform-devices-b/holder both see /dev/nvidia3 (195:3), GPU-9d4b1f0e-3c2a-4e7b-8f61-0a2d5c7e9b13"},
+		{name: "a holder given none", edit: func(v map[string]deviceView) { v[podA+"/"+holder] = view(t, "bystander") }, status: checks.Fail,
+			reason: "container aiconform-devices-a/holder holds one nvidia.com/gpu but sees no accelerator"},
+		{name: "an image without a shell", edit: func(v map[string]deviceView) { v[podA+"/"+holder] = parseDevices("") }, status: checks.Fail,
+			reason: "container aiconform-devices-a/holder printed no listing of /dev"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := healthy()
+			if tc.edit != nil {
+				tc.edit(v)
+			}
+			st, why := judgeIsolation(v, plan)
+			assert.Equal(t, tc.status, st, why)
+			assert.Contains(t, why, tc.reason)
+		})
+	}
+}
+
+func TestIsDevicePath(t *testing.T) {
+	for path, want := range map[string]bool{
+		"/": true, "/dev": true, "/dev/": true, "/dev/nvidia0": true, "/dev/nvidiactl": true, "/dev/dri": true,
+		"/dev/kfd": true, "/dev/vfio/12": true, "/dev/shm": false, "/var/lib/kubelet/device-plugins": false, "/run/nvidia": false,
+	} {
+		assert.Equal(t, want, isDevicePath(path), path)
+	}
+}
