@@ -41,6 +41,11 @@ func assertHealthy(t *testing.T, r Run) {
 		case res.Check.Probe:
 			// Probes write to the cluster; a benchmark run never does.
 			assert.Equal(t, checks.Skip, res.Status, "%s %s: %s", res.Check.ID, res.Operator, res.Reason)
+		case res.Check.ID == "gpu-sharing" || res.Check.ID == "vgpu-exposed":
+			// SHOULDs its GPU nodes do not implement: whole GPUs, not
+			// virtualized.
+			assert.Equal(t, checks.Fail, res.Status, "%s: %s", res.Check.ID, res.Reason)
+			seen[res.Check.ID+"/"+res.Operator] = true
 		case res.Operator == "kserve" || res.Operator == "kuberay" || res.Operator == "kueue" || res.Operator == "":
 			assert.Equal(t, checks.Pass, res.Status, "%s %s: %s", res.Check.ID, res.Operator, res.Reason)
 			seen[res.Check.ID+"/"+res.Operator] = true
@@ -48,12 +53,17 @@ func assertHealthy(t *testing.T, r Run) {
 			assert.Equal(t, checks.Skip, res.Status, "%s %s: %s", res.Check.ID, res.Operator, res.Reason)
 		}
 	}
-	assert.Len(t, seen, 31, "six read-only checks for each of three operators, Kueue's two gang checks, and the eleven cluster-wide read-only checks: %v", seen)
+	assert.Len(t, seen, 35, "six read-only checks for each of three operators, Kueue's two gang checks, and the fifteen cluster-wide read-only checks: %v", seen)
 	for _, v := range r.Verdicts {
-		if v.Requirement.ID == "secure_accelerator_access" {
-			// Only a probe shows it, and a benchmark never writes.
+		if v.Requirement.ID == "gpu_sharing" || v.Requirement.ID == "virtualized_accelerator" {
 			assert.Equal(t, checks.NotImplemented, v.Status, v.Conclusion)
-			assert.Contains(t, v.Conclusion, "not shown at work: device-isolation-probe: probes are off")
+			continue
+		}
+		if v.Requirement.ID == "secure_accelerator_access" || v.Requirement.ID == "workload_sandboxing" {
+			// Only a probe shows them, and a benchmark never writes.
+			assert.Equal(t, checks.NotImplemented, v.Status, v.Conclusion)
+			assert.Contains(t, v.Conclusion, "not shown at work")
+			assert.Contains(t, v.Conclusion, "probes are off")
 			continue
 		}
 		assert.Equal(t, checks.Implemented, v.Status, "%s: %s", v.Requirement.ID, v.Conclusion)

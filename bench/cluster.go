@@ -14,6 +14,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	nodev1 "k8s.io/api/node/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -68,6 +69,8 @@ type Objects struct {
 	DeviceClasses  []*resourcev1.DeviceClass
 	ResourceSlices []*resourcev1.ResourceSlice
 	ResourceClaims []*resourcev1.ResourceClaim
+	// gVisor's RuntimeClass.
+	RuntimeClasses []*nodev1.RuntimeClass
 }
 
 // CustomResource is a custom resource with the resource it is served as.
@@ -98,6 +101,7 @@ func (objs *Objects) Add(o *Objects) {
 	objs.DeviceClasses = append(objs.DeviceClasses, o.DeviceClasses...)
 	objs.ResourceSlices = append(objs.ResourceSlices, o.ResourceSlices...)
 	objs.ResourceClaims = append(objs.ResourceClaims, o.ResourceClaims...)
+	objs.RuntimeClasses = append(objs.RuntimeClasses, o.RuntimeClasses...)
 }
 
 // Cluster is the whole synthetic cluster: the bulk of Workload plus KServe
@@ -259,6 +263,7 @@ func Workload(size Size, now time.Time) *Objects {
 		apiService("v1.resource.k8s.io", "", ""),
 	}
 	g.dra(objs, nodes[:gpuNodes], appNS[0])
+	objs.RuntimeClasses = []*nodev1.RuntimeClass{{ObjectMeta: metav1.ObjectMeta{Name: "gvisor", UID: uid("RuntimeClass", "", "gvisor"), CreationTimestamp: g.ago(300 * 24 * time.Hour)}, Handler: "runsc"}}
 	objs.sort()
 	return objs
 }

@@ -73,6 +73,7 @@ var builtins = []cluster.Resource{
 	cluster.EndpointSlices, cluster.CRDs, cluster.ValidatingWebhookConfigurations, cluster.MutatingWebhookConfigurations,
 	cluster.DaemonSets, cluster.Leases, cluster.Events, cluster.HorizontalPodAutoscalers, cluster.StatefulSets, cluster.APIServices,
 	cluster.ConfigMaps, cluster.DeviceClasses, cluster.ResourceSlices, cluster.ResourceClaims, cluster.ResourceClaimTemplates,
+	cluster.RuntimeClasses,
 }
 
 // NewSource serves objs.
@@ -152,6 +153,9 @@ func NewSource(objs *Objects) *Source {
 	}
 	for _, o := range objs.ResourceClaims {
 		add(cluster.ResourceClaims.GVR, o)
+	}
+	for _, o := range objs.RuntimeClasses {
+		add(cluster.RuntimeClasses.GVR, o)
 	}
 	for _, cr := range objs.CustomResources {
 		// A custom resource is served at every served version of its CRD.

@@ -218,6 +218,10 @@ func (l *Live) pageFunc(q Query) func(context.Context, metav1.ListOptions) (runt
 		return func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return l.Kube.ResourceV1().ResourceClaimTemplates(ns).List(ctx, o)
 		}
+	case RuntimeClasses.GVR:
+		return func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return l.Kube.NodeV1().RuntimeClasses().List(ctx, o)
+		}
 	case CRDs.GVR:
 		return func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return l.APIExtensions.ApiextensionsV1().CustomResourceDefinitions().List(ctx, o)

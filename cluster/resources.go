@@ -80,6 +80,10 @@ var (
 		Kind: "ResourceClaim", Arg: "resourceclaims", Namespaced: true}
 	ResourceClaimTemplates = Resource{GVR: schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1", Resource: "resourceclaimtemplates"},
 		Kind: "ResourceClaimTemplate", Arg: "resourceclaimtemplates", Namespaced: true}
+	// RuntimeClasses name the container runtime handlers pods may ask
+	// for: a sandbox's among them.
+	RuntimeClasses = Resource{GVR: schema.GroupVersionResource{Group: "node.k8s.io", Version: "v1", Resource: "runtimeclasses"},
+		Kind: "RuntimeClass", Arg: "runtimeclasses"}
 	CRDs = Resource{GVR: schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"},
 		Kind: "CustomResourceDefinition", Arg: "crd"}
 	ValidatingWebhookConfigurations = Resource{GVR: schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingwebhookconfigurations"},

@@ -251,6 +251,17 @@ func TestOperatorsOnRig(t *testing.T) {
 				assert.Equal(t, checks.PartiallyImplemented, v.Status, v.Conclusion)
 				assert.Contains(t, v.Conclusion, "dra-devices: no DRA driver publishes devices")
 				continue
+			case "gpu_sharing", "virtualized_accelerator":
+				// ...whole GPUs, not shared, not virtualized: SHOULDs
+				// read, and found not implemented.
+				assert.Equal(t, checks.NotImplemented, v.Status, v.Conclusion)
+				assert.Contains(t, v.Conclusion, "none of 1 accelerator node exposes")
+				continue
+			case "workload_sandboxing":
+				// ...and no sandbox runtime.
+				assert.Equal(t, checks.NotImplemented, v.Status, v.Conclusion)
+				assert.Contains(t, v.Conclusion, "sandbox-runtimes: no RuntimeClass names a sandbox's handler")
+				continue
 			case "secure_accelerator_access":
 				// Read-only: no pod reaches a device around a request, but
 				// what a container sees only the probe shows.

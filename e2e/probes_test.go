@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -452,6 +453,44 @@ spec:
 		assert.Contains(t, md, "nvidia.com/gpu: \"1\"")
 		t.Logf("device isolation probe: %s\ntimeline:\n%s", probed.Reason, tl)
 		v = requirement(t, rep, "secure_accelerator_access")
+		assert.Equal(t, "Partially Implemented", v.Status, v.Conclusion)
+		assertNoLeftovers(ctx, t, cs, dyn)
+	})
+
+	// workload_sandboxing: with gVisor's RuntimeClass, the probe's two pods
+	// are admitted, one in the class, and bound to one node, as the
+	// published roles allow; kwok runs no container, so they never end and
+	// the probe says it could not judge (what the kernels print is judged
+	// on recorded outputs in the unit tests).
+	t.Run("WorkloadSandboxing", func(t *testing.T) {
+		rc := &nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: "gvisor"}, Handler: "runsc"}
+		_, err := cs.NodeV1().RuntimeClasses().Create(ctx, rc, metav1.CreateOptions{})
+		require.NoError(t, err)
+		defer func() { assert.NoError(t, cs.NodeV1().RuntimeClasses().Delete(ctx, "gvisor", metav1.DeleteOptions{})) }()
+		const as = "system:serviceaccount:sandbox-auditors:sandbox-prober"
+		bindRoles(ctx, t, cs, "sandbox-auditors", "sandbox-prober", "aiconform-reader.yaml")
+		bindRoles(ctx, t, cs, "sandbox-auditors", "sandbox-prober", "aiconform-prober.yaml")
+		var rep *report.Report
+		var md string
+		var probed report.Check
+		require.NoError(t, wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			rep, md, _ = check(t, "workload_sandboxing", "--as", as, "--probe", "--probe-timeout", "15s", "--probe-shell-image", "local/busybox:rig")
+			probed = reportCheck(t, rep, "sandbox-probe", "")
+			return !strings.Contains(probed.Reason, "forbidden"), nil
+		}))
+		found := reportCheck(t, rep, "sandbox-runtimes", "")
+		assert.Equal(t, "pass", found.Status, found.Reason)
+		assert.Contains(t, found.Reason, "RuntimeClass gvisor (gVisor, handler runsc) admits")
+		assert.Equal(t, "error", probed.Status, probed.Reason)
+		assert.Contains(t, probed.Reason, "the probe's pods did not finish within 15s: pod aiconform-sandboxed Running; pod aiconform-beside Running")
+		require.NotNil(t, probed.Table)
+		tl := timeline(probed.Table)
+		bound := regexp.MustCompile(`pod (aiconform-\w+) bound to (\S+)`).FindAllStringSubmatch(tl, -1)
+		require.Len(t, bound, 2, tl)
+		assert.Equal(t, bound[0][2], bound[1][2], "both on one node: %s", tl)
+		assert.Contains(t, md, "runtimeClassName: gvisor")
+		t.Logf("sandbox probe: %s\ntimeline:\n%s", probed.Reason, tl)
+		v := requirement(t, rep, "workload_sandboxing")
 		assert.Equal(t, "Partially Implemented", v.Status, v.Conclusion)
 		assertNoLeftovers(ctx, t, cs, dyn)
 	})

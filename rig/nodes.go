@@ -38,6 +38,14 @@ func GPUNode() *corev1.Node {
 		"nvidia.com/gpu.count":   fmt.Sprint(GPUCount),
 		"nvidia.com/gpu.memory":  "81559",
 		"nvidia.com/gpu.family":  "hopper",
+		// Its driver and CUDA runtime; whole GPUs, not shared, not
+		// virtualized.
+		"nvidia.com/cuda.driver-version.full":  "570.133.20",
+		"nvidia.com/cuda.runtime-version.full": "12.8",
+		"nvidia.com/mig.capable":               "true",
+		"nvidia.com/gpu.sharing-strategy":      "none",
+		"nvidia.com/gpu.replicas":              "1",
+		"nvidia.com/vgpu.present":              "false",
 	} {
 		n.Labels[k] = v
 	}

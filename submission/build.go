@@ -859,14 +859,14 @@ func (p *Package) WriteSummary(w io.Writer) error {
 			strings.Join(byCarrier[k], ", "), req, carrier)
 	}
 	if len(p.Omitted) > 0 {
-		fmt.Fprintf(&buf, "junit.xml: left out %s, which PRODUCT.yaml does not cite; report.md and report.json keep it\n", strings.Join(p.Omitted, ", "))
+		fmt.Fprintf(&buf, "junit.xml: left out %s, which PRODUCT.yaml does not cite; report.md and report.json keep %s\n", strings.Join(p.Omitted, ", "), pronoun(len(p.Omitted)))
 	}
 	if len(p.Unmet) > 0 {
 		var files []string
 		for _, id := range p.Unmet {
 			files = append(files, evidenceFile(id))
 		}
-		fmt.Fprintf(&buf, "junit.xml: left out %s, not met as PRODUCT.yaml says (its failing tests would fail every claim citing junit.xml); %s, report.md and report.json show it\n", strings.Join(p.Unmet, ", "), strings.Join(files, ", "))
+		fmt.Fprintf(&buf, "junit.xml: left out %s, not met as PRODUCT.yaml says (failing tests there would fail every claim citing junit.xml); %s, report.md and report.json show %s\n", strings.Join(p.Unmet, ", "), strings.Join(files, ", "), pronoun(len(p.Unmet)))
 	}
 	for _, warn := range p.Warnings {
 		fmt.Fprintf(&buf, "warning: %s\n", warn)
@@ -916,4 +916,12 @@ func (e expectedProduct) check(tpl *Product, built []byte) error {
 		}
 	}
 	return nil
+}
+
+// pronoun is "it" for one thing, "them" for several.
+func pronoun(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
 }

@@ -395,6 +395,13 @@ func writeAll(ctx context.Context, kube kubernetes.Interface, objs *bench.Object
 			return fmt.Errorf("DeviceClass %s: %w", c.Name, err)
 		}
 	}
+	for _, c := range objs.RuntimeClasses {
+		c = c.DeepCopy()
+		c.UID = ""
+		if _, err := kube.NodeV1().RuntimeClasses().Create(ctx, c, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("RuntimeClass %s: %w", c.Name, err)
+		}
+	}
 	err = forEach(ctx, workers, objs.ResourceSlices, func(ctx context.Context, sl *resourcev1.ResourceSlice) error {
 		sl = sl.DeepCopy()
 		sl.UID = ""

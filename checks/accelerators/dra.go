@@ -1,7 +1,6 @@
 package accelerators
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	_ "embed"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/cluster"
-	"gopkg.in/yaml.v3"
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -38,13 +36,7 @@ type draDriver struct {
 }
 
 func draDrivers() ([]draDriver, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(draDriversYAML))
-	dec.KnownFields(true)
-	var ds []draDriver
-	if err := dec.Decode(&ds); err != nil {
-		return nil, fmt.Errorf("dra_drivers.yaml: %w", err)
-	}
-	return ds, nil
+	return checks.Data[[]draDriver]("dra_drivers.yaml", draDriversYAML)
 }
 
 // describeDriver names a driver as dra_drivers.yaml knows it, with the name

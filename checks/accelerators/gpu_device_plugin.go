@@ -1,7 +1,6 @@
 package accelerators
 
 import (
-	"bytes"
 	"context"
 	_ "embed"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/cluster"
-	"gopkg.in/yaml.v3"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -80,11 +78,9 @@ func (d devicePlugin) runs(podLabels map[string]string) bool {
 
 // devicePlugins reads the embedded device_plugins.yaml.
 func devicePlugins() ([]devicePlugin, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(devicePluginsYAML))
-	dec.KnownFields(true)
-	var ds []devicePlugin
-	if err := dec.Decode(&ds); err != nil {
-		return nil, fmt.Errorf("device_plugins.yaml: %w", err)
+	ds, err := checks.Data[[]devicePlugin]("device_plugins.yaml", devicePluginsYAML)
+	if err != nil {
+		return nil, err
 	}
 	for i, d := range ds {
 		if d.Name == "" || len(d.Resources) == 0 || len(d.PodLabels) == 0 {

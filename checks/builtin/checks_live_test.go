@@ -432,6 +432,10 @@ func TestChecksOnFakeCluster(t *testing.T) {
 				{"gpu-allocatable", "", checks.Pass, "5 GPU nodes Ready with accelerators allocatable"},
 				// They run no device plugin, unlike gpu-node-1.
 				{"gpu-device-plugin", "", checks.Fail, "node amd-node-1 advertises amd.com/gpu, but no device plugin DaemonSet for amd.com/gpu exists"},
+				// ...nor a labeller.
+				{"accelerator-drivers", "", checks.Fail, "no driver version reported by 4 accelerator nodes: amd-node-1 (AMD), gaudi-node-1 (a vendor node_labels.yaml does not know), intel-node-1 (Intel), mig-node-1 (NVIDIA)"},
+				// The MIG node's partitions are resources of their own.
+				{"gpu-sharing", "", checks.Pass, "MIG partitions as resources (nvidia.com/mig-1g.10gb) on mig-node-1"},
 			},
 		},
 		{
@@ -444,6 +448,7 @@ func TestChecksOnFakeCluster(t *testing.T) {
 			want: []expect{
 				{"gpu-allocatable", "", checks.Fail, "node mig-node-1 has nvidia.com/mig-1g.10gb allocatable 0 of capacity 7"},
 				{"gpu-device-plugin", "", checks.Fail, "node mig-node-1 advertises nvidia.com/mig-1g.10gb, but no pod of device plugin DaemonSet kube-system/nvidia-device-plugin-daemonset runs on it"},
+				{"accelerator-drivers", "", checks.Fail, "no driver version reported by 1 accelerator node: mig-node-1 (NVIDIA)"},
 			},
 		},
 		{
@@ -461,6 +466,9 @@ func TestChecksOnFakeCluster(t *testing.T) {
 				{"accelerator-node-groups", "", checks.Warn, "2 groups cannot be told (no node now, nothing in the spec): cpu-pool, gpu-pool"},
 				{"accelerator-scale-ups", "", checks.Skip, "no accelerator node added on record"},
 				{"device-access-mediated", "", checks.Skip, "none of 2 nodes has an accelerator"},
+				{"accelerator-drivers", "", checks.Skip, "none of 2 nodes has an accelerator"},
+				{"gpu-sharing", "", checks.Skip, "none of 2 nodes has an accelerator"},
+				{"vgpu-exposed", "", checks.Skip, "none of 2 nodes has an accelerator"},
 			},
 		},
 		{
@@ -472,6 +480,10 @@ func TestChecksOnFakeCluster(t *testing.T) {
 				{"accelerator-node-groups", "", checks.Warn, "2 groups cannot be told"},
 				{"accelerator-scale-ups", "", checks.Skip, "no accelerator node added on record"},
 				{"device-access-mediated", "", checks.Skip, "none of 0 nodes has an accelerator"},
+				{"accelerator-drivers", "", checks.Skip, "none of 0 nodes has an accelerator"},
+				{"gpu-sharing", "", checks.Skip, "none of 0 nodes has an accelerator"},
+				{"vgpu-exposed", "", checks.Skip, "none of 0 nodes has an accelerator"},
+				{"sandbox-runtimes", "", checks.Warn, "RuntimeClass gvisor (gVisor, handler runsc) admits no Ready, schedulable node"},
 			},
 		},
 	}
@@ -568,6 +580,10 @@ func TestForbiddenIsError(t *testing.T) {
 				{"accelerator-node-groups", "", checks.Error, "list nodes.v1: nodes is forbidden"},
 				{"accelerator-scale-ups", "", checks.Error, "list nodes.v1: nodes is forbidden"},
 				{"device-access-mediated", "", checks.Error, "list nodes.v1: nodes is forbidden"},
+				{"accelerator-drivers", "", checks.Error, "list nodes.v1: nodes is forbidden"},
+				{"gpu-sharing", "", checks.Error, "list nodes.v1: nodes is forbidden"},
+				{"vgpu-exposed", "", checks.Error, "list nodes.v1: nodes is forbidden"},
+				{"sandbox-runtimes", "", checks.Error, "list nodes.v1: nodes is forbidden"},
 			},
 		},
 		{
@@ -578,6 +594,9 @@ func TestForbiddenIsError(t *testing.T) {
 				{"dra-devices", "", checks.Error, "list resourceslices.v1.resource.k8s.io: resourceslices.resource.k8s.io is forbidden"},
 				{"dra-claims-allocated", "", checks.Error, "list resourceslices.v1.resource.k8s.io: resourceslices.resource.k8s.io is forbidden"},
 				{"device-access-mediated", "", checks.Error, "the nodes DRA drivers publish accelerators for: list resourceslices.v1.resource.k8s.io: resourceslices.resource.k8s.io is forbidden"},
+				{"accelerator-drivers", "", checks.Error, "the nodes DRA drivers publish accelerators for: list resourceslices.v1.resource.k8s.io: resourceslices.resource.k8s.io is forbidden"},
+				{"gpu-sharing", "", checks.Error, "the nodes DRA drivers publish accelerators for: list resourceslices.v1.resource.k8s.io: resourceslices.resource.k8s.io is forbidden"},
+				{"vgpu-exposed", "", checks.Error, "the nodes DRA drivers publish accelerators for: list resourceslices.v1.resource.k8s.io: resourceslices.resource.k8s.io is forbidden"},
 			},
 		},
 		{

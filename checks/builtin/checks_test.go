@@ -297,6 +297,29 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 			},
 		},
 		{
+			// The device plugin time-slices each GPU 4 ways.
+			scenario: "gpu-time-slicing",
+			want: append(append(allPass("kserve"), allPass("kuberay")...),
+				gpuPass, pluginPass,
+				expect{"gpu-sharing", "", checks.Pass, "time-slicing, 4 replicas per GPU on gpu-node-1"},
+				expect{"accelerator-drivers", "", checks.Pass, "every accelerator node reports its driver: NVIDIA driver 570.133.20 on 1 node"}),
+			verdicts: []expectVerdict{
+				{requirement: "gpu_sharing", status: checks.Implemented, result: checks.Pass},
+				{requirement: "virtualized_accelerator", status: checks.NotImplemented, result: checks.Fail, conclusion: "vgpu-exposed: none of 1 accelerator node exposes a virtualized accelerator"},
+			},
+		},
+		{
+			// gVisor's RuntimeClass, scheduled onto the CPU node kept for
+			// it; only a probe shows the sandbox at work.
+			scenario: "gvisor-sandbox",
+			want: append(append(allPass("kserve"), allPass("kuberay")...),
+				gpuPass, pluginPass,
+				expect{"sandbox-runtimes", "", checks.Pass, "RuntimeClass gvisor (gVisor, handler runsc) admits 1 Ready node"}),
+			verdicts: []expectVerdict{
+				{requirement: "workload_sandboxing", status: checks.NotImplemented, result: checks.Fail, conclusion: "not shown at work: sandbox-probe: probes are off"},
+			},
+		},
+		{
 			scenario: "device-plugin-missing",
 			want: append(append(allPass("kserve"), allPass("kuberay")...),
 				gpuPass,

@@ -28,6 +28,9 @@ func Registry() []checks.Check {
 		accelerators.DRADevices{},
 		accelerators.DRAClaimsAllocated{},
 		accelerators.DRAProbe{},
+		accelerators.AcceleratorDrivers{},
+		accelerators.GPUSharing{},
+		accelerators.VirtualizedAccelerators{},
 		scheduling.GangQueues{},
 		scheduling.GangsAdmitted{},
 		scheduling.GangProbe{},
@@ -40,5 +43,7 @@ func Registry() []checks.Check {
 		scheduling.ScaleUpProbe{},
 		security.DeviceAccessMediated{},
 		security.DeviceIsolationProbe{},
+		security.SandboxRuntimes{},
+		security.SandboxProbe{},
 	}
 }

@@ -25,6 +25,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	nodev1 "k8s.io/api/node/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsfake "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/fake"
@@ -127,6 +128,7 @@ type World struct {
 	// DRA: device classes, the devices drivers publish, and claims.
 	DeviceClasses  []*resourcev1.DeviceClass
 	ResourceSlices []*resourcev1.ResourceSlice
+	RuntimeClasses []*nodev1.RuntimeClass
 	ResourceClaims []*resourcev1.ResourceClaim
 }
 
@@ -230,10 +232,19 @@ func NewWorld(t testing.TB) *World {
 	w.ResourceSlices = []*resourcev1.ResourceSlice{ResourceSlice("gpu-node-1", "gpu.nvidia.com", 8)}
 	w.ResourceClaims = []*resourcev1.ResourceClaim{AllocatedClaim("ml", "infer-0-gpu", "gpu.nvidia.com", "gpu-node-1", "gpu-0", "infer-0")}
 
+	// gVisor runs pods in a sandbox on any node.
+	w.RuntimeClasses = []*nodev1.RuntimeClass{{ObjectMeta: metav1.ObjectMeta{Name: "gvisor"}, Handler: "runsc"}}
+
 	// cluster-autoscaler grows a GPU node group; it added the GPU node for
 	// the training pod.
 	w.Nodes[0].Labels = map[string]string{"eks.amazonaws.com/nodegroup": "cpu-pool"}
 	w.Nodes[1].Labels = map[string]string{"eks.amazonaws.com/nodegroup": "gpu-pool"}
+	// GPU Feature Discovery's word on the GPU node: its driver, GPUs
+	// time-sliced two ways, and vGPUs of a hypervisor.
+	for k, v := range map[string]string{"nvidia.com/gpu.present": "true", "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "nvidia.com/cuda.driver-version.full": "570.124.06", "nvidia.com/cuda.runtime-version.full": "12.8",
+		"nvidia.com/gpu.count": "8", "nvidia.com/gpu.sharing-strategy": "time-slicing", "nvidia.com/gpu.replicas": "2", "nvidia.com/vgpu.present": "true"} {
+		w.Nodes[1].Labels[k] = v
+	}
 	w.ConfigMaps = []*corev1.ConfigMap{CAStatus(JudgeAt.Add(-10*time.Second), "Healthy", 4)}
 	w.Events = append(w.Events, &corev1.Event{
 		ObjectMeta:     metav1.ObjectMeta{Namespace: "ml", Name: "train-0.scaleup"},
@@ -424,6 +435,9 @@ func (w *World) Serve() *FakeCluster {
 		kube = append(kube, o)
 	}
 	for _, o := range w.ResourceClaims {
+		kube = append(kube, o)
+	}
+	for _, o := range w.RuntimeClasses {
 		kube = append(kube, o)
 	}
 	var ext []runtime.Object

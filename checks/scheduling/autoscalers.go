@@ -1,7 +1,6 @@
 package scheduling
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	_ "embed"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/cluster"
-	"gopkg.in/yaml.v3"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -40,13 +38,8 @@ type autoscalerData struct {
 }
 
 func loadAutoscalerData() (*autoscalerData, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(autoscalersYAML))
-	dec.KnownFields(true)
-	var d autoscalerData
-	if err := dec.Decode(&d); err != nil {
-		return nil, fmt.Errorf("autoscalers.yaml: %w", err)
-	}
-	return &d, nil
+	d, err := checks.Data[autoscalerData]("autoscalers.yaml", autoscalersYAML)
+	return &d, err
 }
 
 // caStaleAfter is how old cluster-autoscaler's status may be: it rewrites

@@ -1,7 +1,6 @@
 package scheduling
 
 import (
-	"bytes"
 	"context"
 	_ "embed"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/cluster"
-	"gopkg.in/yaml.v3"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -39,13 +37,7 @@ type adapterService struct {
 
 // metricsAdapters reads the embedded metrics_adapters.yaml.
 func metricsAdapters() ([]metricsAdapter, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(metricsAdaptersYAML))
-	dec.KnownFields(true)
-	var as []metricsAdapter
-	if err := dec.Decode(&as); err != nil {
-		return nil, fmt.Errorf("metrics_adapters.yaml: %w", err)
-	}
-	return as, nil
+	return checks.Data[[]metricsAdapter]("metrics_adapters.yaml", metricsAdaptersYAML)
 }
 
 // adapterName names the adapter behind a Service.

@@ -94,3 +94,32 @@ func TestIsDevicePath(t *testing.T) {
 		assert.Equal(t, want, isDevicePath(path), path)
 	}
 }
+
+func kernel(t *testing.T, name string) kernelView {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name+".txt"))
+	require.NoError(t, err)
+	return parseKernel(string(b))
+}
+
+func TestJudgeKernels(t *testing.T) {
+	host := kernel(t, "host-kernel")
+	assert.Equal(t, kernelView{release: "6.8.0-1015-gke", bootID: "a91f04d2-3c6b-48e7-b5d0-9e2f7c13a8b4"}, host)
+	for _, tc := range []struct {
+		name   string
+		in     kernelView
+		status checks.Status
+		reason string
+	}{
+		{"gVisor", kernel(t, "gvisor-kernel"), checks.Pass, "the sandboxed pod sees a kernel of its own (release 4.4.0, boot id 5e3b9c1a-7d24-4f6e-9b08-2c71d4a6f935), the pod beside it the node's (release 6.8.0-1015-gke"},
+		{"Kata", kernel(t, "kata-kernel"), checks.Pass, "a kernel of its own (release 6.12.28"},
+		{"the node's own", host, checks.Fail, "the sandboxed pod sees the node's own kernel (release 6.8.0-1015-gke, boot id a91f04d2-3c6b-48e7-b5d0-9e2f7c13a8b4)"},
+		{"no shell", parseKernel("exec: \"sh\": executable file not found in $PATH\n"), checks.Fail, "the sandboxed pod printed no kernel release and boot id"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, why := judgeKernels(tc.in, host)
+			assert.Equal(t, tc.status, st, why)
+			assert.Contains(t, why, tc.reason)
+		})
+	}
+}

@@ -1,8 +1,8 @@
 package security
 
 import (
-	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,13 +10,10 @@ import (
 
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/cluster"
-	"github.com/aiconform/aiconform/probe"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 )
 
 // DevicesLabel marks the device isolation probe's pods.
@@ -34,13 +31,6 @@ const (
 	bystander = "bystander"
 )
 
-// devicesTag tags the watch of the probe's pods.
-const devicesTag = "pods"
-
-// maxLogBytes bounds what is read of a container's output: a listing of
-// /dev is a few KiB.
-const maxLogBytes = 64 << 10
-
 // DeviceIsolationProbe runs the program's test plan for
 // secure_accelerator_access on one accelerator node, reading back what
 // each container sees.
@@ -54,14 +44,6 @@ func (DeviceIsolationProbe) Meta() checks.Meta {
 		Description: "Under --probe only. Picks the Ready, schedulable accelerator node with the most of an accelerator resource free (only taints named after the resource, which the pods tolerate), and runs three pods there (--probe-shell-image, non-root, no privilege, all capabilities dropped, CPU and memory limits, a deadline): pod a with a container holding one accelerator and a second container asking for none; pod b holding another (when two are free); pod none asking for none but setting NVIDIA_VISIBLE_DEVICES=all (for an NVIDIA resource) as CUDA images do. Each container prints `ls -l /dev /dev/dri /dev/accel` and `nvidia-smi -L`; the output is read back through the API server as `kubectl logs` does. Passes when each holder sees exactly one accelerator device node (or GPU), the containers asking for none see none, and the two holders see different devices. Warns when only one accelerator was free, so the two holders could not be compared. Fails naming the container and the devices it saw otherwise. Skips without an accelerator resource on a Ready node; an error when none is free or the output cannot be read.",
 		Remediation: "A container asking for none that sees devices: with the NVIDIA Container Toolkit, set accept-nvidia-visible-devices-envvar-when-unprivileged = false and the device plugin's DEVICE_LIST_STRATEGY to volume-mounts or cdi-cri; make sure the runtime is not set to inject every GPU by default. A holder seeing several devices: the device plugin or the runtime hook hands out more than allocated.",
 	}
-}
-
-// devicesWatch follows the probe's pods.
-type devicesWatch struct {
-	now      func() time.Time
-	timeline probe.Timeline
-	pods     map[string]*corev1.Pod
-	said     map[string]bool
 }
 
 // devicePlan is where the probe runs and with what.
@@ -90,63 +72,29 @@ func (DeviceIsolationProbe) Run(ctx context.Context, env *checks.Env) (checks.Re
 	if plan.free == 0 {
 		return r, fmt.Errorf("no Ready accelerator node has a %s free to give a probe pod: it cannot be judged while they are all in use", plan.res)
 	}
-	if _, err := s.EnsureNamespace(ctx); err != nil {
-		return r, err
-	}
-	w := &devicesWatch{now: env.Now, pods: map[string]*corev1.Pod{}, said: map[string]bool{}}
-	w.timeline.T0 = env.Now()
 	names := []string{podA, podNone}
 	if plan.free >= 2 {
 		names = []string{podA, podB, podNone}
 	}
-	// The watch starts where the first pod was created, so that nothing
-	// that happens to the others is missed; each pod as created is where
-	// its story starts.
-	var first string
+	var pods []*unstructured.Unstructured
 	for _, name := range names {
 		pod, err := devicesPod(name, s.ShellImage, plan, s.Timeout)
 		if err != nil {
 			return r, err
 		}
-		created, err := checks.ProbeCreate(ctx, env, &r, &w.timeline, pod, podNote(name, plan))
-		if err != nil {
-			return checks.CreateFailed(r, pod, err)
-		}
-		if first == "" {
-			first = created.GetResourceVersion()
-		}
-		w.apply(probe.Event{Tag: devicesTag, Event: watch.Event{Type: watch.Added, Object: created}})
+		pods = append(pods, pod)
 	}
-	events, stop, err := s.WatchAll(ctx, first, []probe.Source{
-		{Tag: devicesTag, GVR: cluster.Pods.GVR, Namespaced: true, Options: metav1.ListOptions{LabelSelector: DevicesLabel}},
-	})
+	outputs, err := checks.PrintingPods(ctx, env, &r, DevicesLabel, pods, func(pod, container string) string { return devicesNote(pod, container, plan) })
+	var refused *checks.CreateError
+	if errors.As(err, &refused) {
+		return checks.CreateFailed(r, refused.Object, refused.Err)
+	}
 	if err != nil {
 		return r, err
-	}
-	defer stop()
-	ok, err := s.Phase(ctx, events, w.apply, func() bool { return w.ended(len(names)) })
-	if err != nil {
-		return r, err
-	}
-	r.AddEvidence(ctx, env.Fresh(), cluster.Get{Resources: []cluster.Resource{cluster.Pods}, Namespace: s.Namespace, LabelSelector: DevicesLabel, Wide: true}, "the probe's pods and the node they ran on")
-	r.Table = &checks.Table{Header: []string{"EVENT", "AT (UTC)", "SINCE START"}, Rows: w.timeline.Rows}
-	if !ok {
-		return r, fmt.Errorf("the probe's pods did not finish within %s: %s", s.Timeout, w.unfinished(names))
 	}
 	views := map[string]deviceView{}
-	for _, name := range names {
-		for _, c := range w.pods[name].Spec.Containers {
-			out, err := s.Logs(ctx, name, c.Name, maxLogBytes)
-			text := out
-			if err != nil {
-				text = probe.ErrorText("reading the logs of", "", err)
-			}
-			r.Evidence = append(r.Evidence, checks.Step{Command: fmt.Sprintf("kubectl logs -n %s %s -c %s", s.Namespace, name, c.Name), Output: text, CapturedAt: env.Now().UTC(), Note: containerNote(name, c.Name, plan)})
-			if err != nil {
-				return r, fmt.Errorf("cannot read what container %s of pod %s printed: %w", c.Name, name, err)
-			}
-			views[name+"/"+c.Name] = parseDevices(out)
-		}
+	for key, out := range outputs {
+		views[key] = parseDevices(out)
 	}
 	st, why := judgeIsolation(views, plan)
 	r.Finish(st, "%s", why)
@@ -232,93 +180,19 @@ func devicesPod(name, image string, plan devicePlan, timeout time.Duration) (*un
 	return checks.Unstructured(pod, corev1.SchemeGroupVersion.WithKind("Pod"))
 }
 
-func podNote(name string, plan devicePlan) string {
-	switch name {
-	case podA:
+// devicesNote says what a pod is for, or what a container's output is.
+func devicesNote(pod, container string, plan devicePlan) string {
+	switch {
+	case container == holder:
+		return fmt.Sprintf("what container %s of pod %s, holding one %s, sees", container, pod, plan.res)
+	case container != "":
+		return fmt.Sprintf("what container %s of pod %s, asking for no accelerator, sees", container, pod)
+	case pod == podA:
 		return fmt.Sprintf("on node %s: a container holding one %s, and a second container asking for none", plan.node, plan.res)
-	case podB:
+	case pod == podB:
 		return fmt.Sprintf("on node %s: another pod holding one %s", plan.node, plan.res)
 	}
 	return fmt.Sprintf("on node %s: a pod asking for no accelerator (NVIDIA_VISIBLE_DEVICES=all where the resource is NVIDIA's, as CUDA images set it)", plan.node)
-}
-
-func containerNote(pod, container string, plan devicePlan) string {
-	if container == holder {
-		return fmt.Sprintf("what container %s of pod %s, holding one %s, sees", container, pod, plan.res)
-	}
-	return fmt.Sprintf("what container %s of pod %s, asking for no accelerator, sees", container, pod)
-}
-
-func (w *devicesWatch) apply(e probe.Event) {
-	u, ok := e.Object.(*unstructured.Unstructured)
-	if !ok {
-		return
-	}
-	var p corev1.Pod
-	if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &p) != nil {
-		return
-	}
-	if e.Type == watch.Deleted {
-		delete(w.pods, p.Name)
-		return
-	}
-	w.pods[p.Name] = &p
-	say := func(key, format string, args ...any) {
-		if !w.said[key] {
-			w.said[key] = true
-			w.timeline.Add(w.now(), format, args...)
-		}
-	}
-	if p.Spec.NodeName != "" {
-		say(p.Name+"/bound", "pod %s bound to %s", p.Name, p.Spec.NodeName)
-	}
-	if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-		say(p.Name+"/ended", "pod %s %s", p.Name, p.Status.Phase)
-	}
-}
-
-// ended is true once every pod of the probe has run to its end.
-func (w *devicesWatch) ended(n int) bool {
-	done := 0
-	for _, p := range w.pods {
-		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-			done++
-		}
-	}
-	return done == n
-}
-
-// unfinished says where each pod that has not ended stands, in the
-// scheduler's or the kubelet's words.
-func (w *devicesWatch) unfinished(names []string) string {
-	var out []string
-	for _, name := range names {
-		p := w.pods[name]
-		switch {
-		case p == nil:
-			out = append(out, "pod "+name+" not seen")
-		case p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed:
-		default:
-			out = append(out, fmt.Sprintf("pod %s %s%s", name, cmp.Or(string(p.Status.Phase), "Pending"), podWhy(p)))
-		}
-	}
-	return strings.Join(out, "; ")
-}
-
-// podWhy is the last word on a pod that is not running to its end: the
-// scheduler's condition, or a container's waiting reason.
-func podWhy(p *corev1.Pod) string {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodScheduled && c.Status != corev1.ConditionTrue && c.Message != "" {
-			return " (" + c.Message + ")"
-		}
-	}
-	for _, c := range p.Status.ContainerStatuses {
-		if c.State.Waiting != nil && c.State.Waiting.Reason != "" {
-			return fmt.Sprintf(" (%s %s: %s)", c.Name, c.State.Waiting.Reason, c.State.Waiting.Message)
-		}
-	}
-	return ""
 }
 
 // judgeIsolation judges what the containers saw, keyed pod/container.

@@ -88,4 +88,6 @@ var faults = map[string]struct {
 	"cluster-autoscaler":    {"accelerator-scale-ups", "", checks.Pass},
 	"dra-driver-gone":       {"dra-devices", "", checks.Fail},
 	"gpu-debug-pod":         {"device-access-mediated", "", checks.Fail},
+	"gpu-time-slicing":      {"gpu-sharing", "", checks.Pass},
+	"gvisor-sandbox":        {"sandbox-runtimes", "", checks.Pass},
 }

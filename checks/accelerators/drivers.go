@@ -1,0 +1,112 @@
+package accelerators
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/cluster"
+)
+
+// AcceleratorDrivers judges whether every accelerator node says which
+// driver and runtime it runs, and whether they agree.
+type AcceleratorDrivers struct{}
+
+// Meta implements checks.Check.
+func (AcceleratorDrivers) Meta() checks.Meta {
+	return checks.Meta{
+		ID: "accelerator-drivers", Title: "Every accelerator node reports its driver version, and they agree",
+		Requirement: "driver_runtime_management",
+		Description: "Accelerator nodes are those advertising an accelerator resource and those an accelerator DRA driver publishes devices for. Each must report the version of its vendor's driver: a DRA driver's device attribute driverVersion where one publishes for the node (the mechanism the checklist looks forward to), else the labels of the vendor's labeller in checks/accelerators/node_labels.yaml (NVIDIA's GPU Feature Discovery: nvidia.com/cuda.driver-version.full, with the CUDA runtime version beside it; AMD's node labeller: amd.com/gpu.driver-version). Passes when every node reports one and nodes of a vendor agree; warns naming the nodes of each version when they differ; fails naming the nodes that report none. The GPU Operator's ClusterPolicy, where installed, is shown with its state. No accelerator node makes it not applicable.",
+		Remediation: "Install the vendor's labeller (GPU Feature Discovery, part of NVIDIA's GPU Operator and device plugin chart; AMD's node labeller) or a DRA driver that publishes driverVersion, and roll one driver version out to every node of a vendor (the GPU Operator's driver upgrade policy does it node by node).",
+	}
+}
+
+// Run implements checks.Check.
+func (AcceleratorDrivers) Run(ctx context.Context, env *checks.Env) (checks.Result, error) {
+	var r checks.Result
+	ns, err := labelledNodes(ctx, env, &r)
+	if ns == nil {
+		return r, err
+	}
+	labelEvidence(ctx, env, &r, ns, func(v vendorLabels) []string {
+		return v.labelKeys(slices.Concat([]string{v.DriverVersion}, v.DriverVersionParts, []string{v.RuntimeVersion})...)
+	}, "each node's driver and runtime versions, as its vendor's labeller publishes them")
+	if slices.ContainsFunc(ns, func(ln *labelledNode) bool { return len(ln.slices) > 0 }) {
+		r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.ResourceSlices},
+			Columns: "NAME:.metadata.name,NODE:.spec.nodeName,DRIVER:.spec.driver,DRIVER_VERSION:.spec.devices[*].attributes.driverVersion.version"},
+			"the driver version each DRA driver publishes with its devices")
+	}
+	state, details := clusterPolicies(ctx, env, &r)
+	if state != "" {
+		r.Details = append(r.Details, "the NVIDIA GPU Operator installs and upgrades the drivers"+state)
+	}
+	r.Details = append(r.Details, details...)
+	r.Table = &checks.Table{Header: []string{"NODE", "VENDOR", "DRIVER", "RUNTIME", "FROM"}}
+	var silent, differ []string
+	versions := map[string]map[string][]string{} // vendor -> driver version -> nodes
+	for _, ln := range ns {
+		if len(ln.vendors) == 0 {
+			silent = append(silent, ln.node.Name+" (a vendor node_labels.yaml does not know)")
+			continue
+		}
+		for _, v := range ln.vendors {
+			labelled := v.driverVersion(ln.node)
+			driver, from := ln.deviceAttribute("driverVersion"), "DRA device attribute"
+			switch {
+			case driver == "":
+				driver, from = labelled, v.Labeller+" labels"
+			case labelled != "" && labelled != driver:
+				// One node, two words for its driver: one of them is stale.
+				differ = append(differ, fmt.Sprintf("node %s: its DRA driver publishes driver %s, its %s labels say %s", ln.node.Name, driver, v.Labeller, labelled))
+			}
+			runtime := ln.node.Labels[v.RuntimeVersion]
+			if v.RuntimeVersion == "" {
+				runtime = ""
+			}
+			if driver == "" {
+				silent = append(silent, fmt.Sprintf("%s (%s)", ln.node.Name, v.Vendor))
+				r.Table.Rows = append(r.Table.Rows, []string{ln.node.Name, v.Vendor, "?", orNone(runtime), "nothing"})
+				continue
+			}
+			if versions[v.Vendor] == nil {
+				versions[v.Vendor] = map[string][]string{}
+			}
+			versions[v.Vendor][driver] = append(versions[v.Vendor][driver], ln.node.Name)
+			r.Table.Rows = append(r.Table.Rows, []string{ln.node.Name, v.Vendor, driver, orNone(runtime), from})
+		}
+	}
+	var agree []string
+	for _, vendor := range checks.SortedKeys(versions) {
+		byVersion := versions[vendor]
+		if len(byVersion) == 1 {
+			for version, nodes := range byVersion {
+				agree = append(agree, fmt.Sprintf("%s driver %s on %s", vendor, version, checks.Plural(len(nodes), "node")))
+			}
+			continue
+		}
+		var parts []string
+		for _, version := range checks.SortedKeys(byVersion) {
+			parts = append(parts, fmt.Sprintf("%s on %s", version, checks.CapLines(byVersion[version], 3, ", ")))
+		}
+		differ = append(differ, fmt.Sprintf("%s drivers differ: %s", vendor, strings.Join(parts, "; ")))
+	}
+	switch {
+	case len(silent) > 0:
+		r.Finish(checks.Fail, "no driver version reported by %s: %s", checks.Plural(len(silent), "accelerator node"), checks.CapLines(silent, 5, ", "))
+	case len(differ) > 0:
+		r.Finish(checks.Warn, "%s", strings.Join(differ, "; "))
+	default:
+		r.Finish(checks.Pass, "every accelerator node reports its driver: %s", strings.Join(agree, "; "))
+	}
+	return r, nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "<none>"
+	}
+	return s
+}

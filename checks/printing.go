@@ -1,0 +1,188 @@
+package checks
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aiconform/aiconform/cluster"
+	"github.com/aiconform/aiconform/probe"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// maxLogBytes bounds what is read of a probe container's output: what
+// the probes print is a few KiB.
+const maxLogBytes = 64 << 10
+
+// CreateError is a probe object the cluster refused to create; CreateFailed
+// turns it into the check's answer.
+type CreateError struct {
+	Object *unstructured.Unstructured
+	Err    error
+}
+
+func (e *CreateError) Error() string {
+	return fmt.Sprintf("creating %s %s: %v", e.Object.GetKind(), e.Object.GetName(), e.Err)
+}
+
+func (e *CreateError) Unwrap() error { return e.Err }
+
+// PrintingPods is how a probe learns what its pods see: it creates them
+// (each labelled label, with restartPolicy Never), watches them until every
+// one has ended, shows them as `kubectl get pods -l LABEL -o wide`, and
+// reads what each container printed through the API server, as `kubectl
+// logs` does, each a step of r's evidence with note(pod, container)
+// (note(pod, "") notes the pod's creation). The
+// outputs are keyed "pod/container"; the timeline of creations, bindings
+// and ends becomes r's table. A pod the cluster refuses is a *CreateError;
+// pods that do not end within the probe timeout, or a log that cannot be
+// read, an error that says where each pod stands.
+func PrintingPods(ctx context.Context, env *Env, r *Result, label string, pods []*unstructured.Unstructured, note func(pod, container string) string) (map[string]string, error) {
+	s := env.Probe
+	if _, err := s.EnsureNamespace(ctx); err != nil {
+		return nil, err
+	}
+	w := &printingWatch{now: env.Now, pods: map[string]*corev1.Pod{}, said: map[string]bool{}}
+	w.timeline.T0 = env.Now()
+	// The watch starts where the first pod was created, so that nothing
+	// that happens to the others is missed; each pod as created is where
+	// its story starts.
+	var first string
+	var names []string
+	for _, pod := range pods {
+		created, err := ProbeCreate(ctx, env, r, &w.timeline, pod, note(pod.GetName(), ""))
+		if err != nil {
+			return nil, &CreateError{Object: pod, Err: err}
+		}
+		if first == "" {
+			first = created.GetResourceVersion()
+		}
+		names = append(names, created.GetName())
+		w.apply(probe.Event{Tag: printingTag, Event: watch.Event{Type: watch.Added, Object: created}})
+	}
+	events, stop, err := s.WatchAll(ctx, first, []probe.Source{
+		{Tag: printingTag, GVR: cluster.Pods.GVR, Namespaced: true, Options: metav1.ListOptions{LabelSelector: label}},
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	ok, err := s.Phase(ctx, events, w.apply, func() bool { return w.ended(len(names)) })
+	if err != nil {
+		return nil, err
+	}
+	r.AddEvidence(ctx, env.Fresh(), cluster.Get{Resources: []cluster.Resource{cluster.Pods}, Namespace: s.Namespace, LabelSelector: label, Wide: true}, "the probe's pods and the node they ran on")
+	r.Table = &Table{Header: []string{"EVENT", "AT (UTC)", "SINCE START"}, Rows: w.timeline.Rows}
+	if !ok {
+		return nil, fmt.Errorf("the probe's pods did not finish within %s: %s", s.Timeout, w.unfinished(names))
+	}
+	outputs := map[string]string{}
+	for _, name := range names {
+		for _, c := range w.pods[name].Spec.Containers {
+			out, err := s.Logs(ctx, name, c.Name, maxLogBytes)
+			text := out
+			if err != nil {
+				text = probe.ErrorText("reading the logs of", "", err)
+			}
+			r.Evidence = append(r.Evidence, Step{Command: fmt.Sprintf("kubectl logs -n %s %s -c %s", s.Namespace, name, c.Name), Output: text, CapturedAt: env.Now().UTC(), Note: note(name, c.Name)})
+			if err != nil {
+				return nil, fmt.Errorf("cannot read what container %s of pod %s printed: %w", c.Name, name, err)
+			}
+			outputs[name+"/"+c.Name] = out
+		}
+	}
+	return outputs, nil
+}
+
+// printingTag tags the watch of a probe's printing pods.
+const printingTag = "pods"
+
+// printingWatch follows a probe's printing pods.
+type printingWatch struct {
+	now      func() time.Time
+	timeline probe.Timeline
+	pods     map[string]*corev1.Pod
+	said     map[string]bool
+}
+
+func (w *printingWatch) apply(e probe.Event) {
+	u, ok := e.Object.(*unstructured.Unstructured)
+	if !ok {
+		return
+	}
+	var p corev1.Pod
+	if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &p) != nil {
+		return
+	}
+	if e.Type == watch.Deleted {
+		delete(w.pods, p.Name)
+		return
+	}
+	w.pods[p.Name] = &p
+	say := func(key, format string, args ...any) {
+		if !w.said[key] {
+			w.said[key] = true
+			w.timeline.Add(w.now(), format, args...)
+		}
+	}
+	if p.Spec.NodeName != "" {
+		say(p.Name+"/bound", "pod %s bound to %s", p.Name, p.Spec.NodeName)
+	}
+	if ended(&p) {
+		say(p.Name+"/ended", "pod %s %s", p.Name, p.Status.Phase)
+	}
+}
+
+func ended(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+}
+
+// ended is true once every pod of the probe has run to its end.
+func (w *printingWatch) ended(n int) bool {
+	done := 0
+	for _, p := range w.pods {
+		if ended(p) {
+			done++
+		}
+	}
+	return done == n
+}
+
+// unfinished says where each pod that has not ended stands, in the
+// scheduler's or the kubelet's words.
+func (w *printingWatch) unfinished(names []string) string {
+	var out []string
+	for _, name := range names {
+		p := w.pods[name]
+		switch {
+		case p == nil:
+			out = append(out, "pod "+name+" not seen")
+		case ended(p):
+		default:
+			out = append(out, fmt.Sprintf("pod %s %s%s", name, cmp.Or(string(p.Status.Phase), "Pending"), podWhy(p)))
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+// podWhy is the last word on a pod that is not running to its end: the
+// scheduler's condition, or a container's waiting reason.
+func podWhy(p *corev1.Pod) string {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status != corev1.ConditionTrue && c.Message != "" {
+			return " (" + c.Message + ")"
+		}
+	}
+	for _, c := range p.Status.ContainerStatuses {
+		if c.State.Waiting != nil && c.State.Waiting.Reason != "" {
+			return fmt.Sprintf(" (%s %s: %s)", c.Name, c.State.Waiting.Reason, c.State.Waiting.Message)
+		}
+	}
+	return ""
+}
