@@ -186,3 +186,21 @@ func podWhy(p *corev1.Pod) string {
 	}
 	return ""
 }
+
+// PrintingPodSpec is ProbePodSpec for a pod of PrintingPods: its one
+// container runs script in sh, once (restartPolicy Never, a deadline), on
+// node, where the probe compares what pods see. It is pinned there by the
+// node's hostname label, so that the scheduler still places it and counts
+// what it requests, or by name on a node without that label.
+func PrintingPodSpec(image, script string, node *corev1.Node, timeout time.Duration, tolerate ...string) corev1.PodSpec {
+	spec := ProbePodSpec(image, nil, tolerate...)
+	spec.Containers[0].Command = []string{"sh", "-c", script}
+	spec.RestartPolicy = corev1.RestartPolicyNever
+	spec.ActiveDeadlineSeconds = ProbeDeadline(timeout)
+	if h := node.Labels[corev1.LabelHostname]; h != "" {
+		spec.NodeSelector = map[string]string{corev1.LabelHostname: h}
+	} else {
+		spec.NodeName = node.Name
+	}
+	return spec
+}

@@ -421,12 +421,11 @@ func allocatedNode(a *resourcev1.AllocationResult) string {
 	return ""
 }
 
-// DRAAcceleratorNodes are the nodes an accelerator driver of
+// draAcceleratorNodes are the nodes an accelerator driver of
 // dra_drivers.yaml publishes devices for, each with those drivers; none
-// when the DRA API is not registered. It is how the other categories find
-// accelerator nodes that advertise no extended resource, adding no
-// evidence of its own: dra-devices shows the same slices.
-func DRAAcceleratorNodes(ctx context.Context, env *checks.Env) (map[string][]string, error) {
+// when the DRA API is not registered. It adds no evidence of its own:
+// dra-devices shows the same slices.
+func draAcceleratorNodes(ctx context.Context, env *checks.Env) (map[string][]string, error) {
 	services, err := checks.List[*unstructured.Unstructured](ctx, env, cluster.Query{Resource: cluster.APIServices})
 	if err != nil {
 		return nil, err

@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/aiconform/aiconform/checks"
@@ -93,27 +92,19 @@ func labelledNodes(ctx context.Context, env *checks.Env, r *checks.Result) (out 
 	if err != nil {
 		return nil, err
 	}
-	nodes, err := checks.List[*corev1.Node](ctx, env, cluster.Query{Resource: cluster.Nodes})
-	if err != nil {
-		r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Nodes}}, "")
+	nodes, dra, err := AcceleratorNodes(ctx, env, r)
+	if nodes == nil {
 		return nil, err
-	}
-	dra, err := DRAAcceleratorNodes(ctx, env)
-	if err != nil {
-		return nil, fmt.Errorf("the nodes DRA drivers publish accelerators for: %w", err)
 	}
 	var rslices []*resourcev1.ResourceSlice
 	if len(dra) > 0 {
-		// Listed already by DRAAcceleratorNodes: served from the run's cache.
+		// Listed already by AcceleratorNodes: served from the run's cache.
 		if rslices, err = checks.List[*resourcev1.ResourceSlice](ctx, env, cluster.Query{Resource: cluster.ResourceSlices}); err != nil {
 			return nil, err
 		}
 	}
 	for _, n := range nodes {
 		res := checks.AcceleratorResources(n)
-		if len(res) == 0 && dra[n.Name] == nil {
-			continue
-		}
 		ln := &labelledNode{node: n}
 		for _, v := range vendors {
 			if slices.ContainsFunc(checks.SortedKeys(res), v.serves) || slices.ContainsFunc(dra[n.Name], func(d string) bool { return slices.Contains(v.DRADrivers, d) }) {
@@ -127,12 +118,34 @@ func labelledNodes(ctx context.Context, env *checks.Env, r *checks.Result) (out 
 		}
 		out = append(out, ln)
 	}
-	if len(out) == 0 {
-		r.Finish(checks.Skip, "none of %d nodes has an accelerator (no accelerator resource, no accelerator DRA driver's devices)", len(nodes))
-		return nil, nil
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].node.Name < out[j].node.Name })
 	return out, nil
+}
+
+// AcceleratorNodes are the nodes with accelerators, in name order: those
+// advertising an accelerator resource, and those an accelerator DRA driver
+// of dra_drivers.yaml publishes devices for (dra names those drivers by
+// node). With none, r skips, saying so, and nodes is nil; a node list the
+// cluster refuses is shown in r's evidence as kubectl would meet it.
+func AcceleratorNodes(ctx context.Context, env *checks.Env, r *checks.Result) (nodes []*corev1.Node, dra map[string][]string, err error) {
+	all, err := checks.List[*corev1.Node](ctx, env, cluster.Query{Resource: cluster.Nodes})
+	if err != nil {
+		r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Nodes}}, "")
+		return nil, nil, err
+	}
+	if dra, err = draAcceleratorNodes(ctx, env); err != nil {
+		return nil, nil, fmt.Errorf("the nodes DRA drivers publish accelerators for: %w", err)
+	}
+	for _, n := range all {
+		if len(checks.AcceleratorResources(n)) > 0 || dra[n.Name] != nil {
+			nodes = append(nodes, n)
+		}
+	}
+	if len(nodes) == 0 {
+		r.Finish(checks.Skip, "none of %d nodes has an accelerator (no accelerator resource, no accelerator DRA driver's devices)", len(all))
+		return nil, nil, nil
+	}
+	slices.SortFunc(nodes, func(a, b *corev1.Node) int { return strings.Compare(a.Name, b.Name) })
+	return nodes, dra, nil
 }
 
 // deviceAttributes are the values, as text, that the devices of the

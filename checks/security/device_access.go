@@ -90,41 +90,26 @@ func containers(n int, noun, one, many string) string {
 
 // accelNode is an accelerator node and what its pods do.
 type accelNode struct {
-	name      string
-	resources []corev1.ResourceName
-	pods      []*corev1.Pod
-	err       error
+	name string
+	pods []*corev1.Pod
+	err  error
 }
 
 // Run implements checks.Check.
 func (DeviceAccessMediated) Run(ctx context.Context, env *checks.Env) (checks.Result, error) {
 	var r checks.Result
-	nodes, err := checks.List[*corev1.Node](ctx, env, cluster.Query{Resource: cluster.Nodes})
-	if err != nil {
-		r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Nodes}}, "")
+	nodes, _, err := accelerators.AcceleratorNodes(ctx, env, &r)
+	if nodes == nil {
 		return r, err
-	}
-	dra, err := accelerators.DRAAcceleratorNodes(ctx, env)
-	if err != nil {
-		return r, fmt.Errorf("the nodes DRA drivers publish accelerators for: %w", err)
 	}
 	var accel []*accelNode
 	resSet := map[corev1.ResourceName]bool{}
 	for _, n := range nodes {
-		res := checks.SortedKeys(checks.AcceleratorResources(n))
-		if len(res) == 0 && dra[n.Name] == nil {
-			continue
-		}
-		for _, x := range res {
+		for x := range checks.AcceleratorResources(n) {
 			resSet[x] = true
 		}
-		accel = append(accel, &accelNode{name: n.Name, resources: res})
+		accel = append(accel, &accelNode{name: n.Name})
 	}
-	if len(accel) == 0 {
-		r.Finish(checks.Skip, "none of %d nodes has an accelerator (no accelerator resource, no accelerator DRA driver's devices)", len(nodes))
-		return r, nil
-	}
-	slices.SortFunc(accel, func(a, b *accelNode) int { return strings.Compare(a.name, b.name) })
 	readPods(ctx, env, accel)
 
 	stack := stackNamespaces(accel)

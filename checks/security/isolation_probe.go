@@ -48,10 +48,11 @@ func (DeviceIsolationProbe) Meta() checks.Meta {
 
 // devicePlan is where the probe runs and with what.
 type devicePlan struct {
-	node     string
-	hostname string
-	res      corev1.ResourceName
-	free     int64
+	node string
+	// target is the node itself, once one has an accelerator free.
+	target *corev1.Node
+	res    corev1.ResourceName
+	free   int64
 }
 
 // Run implements checks.Check.
@@ -138,7 +139,7 @@ func planDevices(ctx context.Context, env *checks.Env) (devicePlan, string, erro
 	}
 	for _, n := range nodes {
 		if n.Name == best.node {
-			best.hostname = n.Labels[corev1.LabelHostname]
+			best.target = n
 		}
 	}
 	return best, "", nil
@@ -146,9 +147,8 @@ func planDevices(ctx context.Context, env *checks.Env) (devicePlan, string, erro
 
 // devicesPod is one of the probe's pods, bound for the plan's node.
 func devicesPod(name, image string, plan devicePlan, timeout time.Duration) (*unstructured.Unstructured, error) {
-	spec := checks.ProbePodSpec(image, nil, string(plan.res))
+	spec := checks.PrintingPodSpec(image, devicesScript, plan.target, timeout, string(plan.res))
 	base := spec.Containers[0]
-	base.Command = []string{"sh", "-c", devicesScript}
 	with := *base.DeepCopy()
 	with.Name = holder
 	one := *resource.NewQuantity(1, resource.DecimalSI)
@@ -166,15 +166,6 @@ func devicesPod(name, image string, plan devicePlan, timeout time.Duration) (*un
 			without.Env = []corev1.EnvVar{{Name: "NVIDIA_VISIBLE_DEVICES", Value: "all"}}
 		}
 		spec.Containers = []corev1.Container{without}
-	}
-	spec.RestartPolicy = corev1.RestartPolicyNever
-	spec.ActiveDeadlineSeconds = checks.ProbeDeadline(timeout)
-	// The scheduler still places the pod, counting what it requests; the
-	// selector only keeps all three on one node.
-	if plan.hostname != "" {
-		spec.NodeSelector = map[string]string{corev1.LabelHostname: plan.hostname}
-	} else {
-		spec.NodeName = plan.node
 	}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{DevicesLabel: "probe"}}, Spec: spec}
 	return checks.Unstructured(pod, corev1.SchemeGroupVersion.WithKind("Pod"))

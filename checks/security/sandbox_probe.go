@@ -103,14 +103,7 @@ func (SandboxProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, er
 // kernelPod is one of the probe's pods, on the node, in the sandbox's
 // RuntimeClass when it is the sandboxed one.
 func kernelPod(name, image string, sc *sandboxClass, node *corev1.Node, timeout time.Duration) (*unstructured.Unstructured, error) {
-	spec := checks.ProbePodSpec(image, nil)
-	spec.Containers[0].Command = []string{"sh", "-c", kernelScript}
-	spec.RestartPolicy = corev1.RestartPolicyNever
-	spec.ActiveDeadlineSeconds = checks.ProbeDeadline(timeout)
-	spec.NodeSelector = map[string]string{corev1.LabelHostname: node.Labels[corev1.LabelHostname]}
-	if spec.NodeSelector[corev1.LabelHostname] == "" {
-		spec.NodeSelector, spec.NodeName = nil, node.Name
-	}
+	spec := checks.PrintingPodSpec(image, kernelScript, node, timeout)
 	if name == podSandboxed {
 		spec.RuntimeClassName = &sc.class.Name
 	}
