@@ -53,7 +53,7 @@ func assertHealthy(t *testing.T, r Run) {
 			assert.Equal(t, checks.Skip, res.Status, "%s %s: %s", res.Check.ID, res.Operator, res.Reason)
 		}
 	}
-	assert.Len(t, seen, 35, "six read-only checks for each of three operators, Kueue's two gang checks, and the fifteen cluster-wide read-only checks: %v", seen)
+	assert.Len(t, seen, 38, "six read-only checks for each of three operators, Kueue's two gang checks, and the eighteen cluster-wide read-only checks: %v", seen)
 	for _, v := range r.Verdicts {
 		if v.Requirement.ID == "gpu_sharing" || v.Requirement.ID == "virtualized_accelerator" {
 			assert.Equal(t, checks.NotImplemented, v.Status, v.Conclusion)

@@ -154,11 +154,58 @@ func Operators(now time.Time, cpuNode, gpuNode *corev1.Node) (*Objects, error) {
 	o.Services = append(o.Services, headSvc)
 
 	o.kueue(g, cpuNode)
+	o.gateway(g, installed)
 	if err := o.webhooks(g); err != nil {
 		return nil, err
 	}
 	o.sort()
 	return o, nil
+}
+
+// gateway is the Gateway API's standard channel and what Envoy Gateway
+// wrote of its class, a gateway and the model's route, split 80/20 on a
+// header match.
+func (o *Objects) gateway(g *gen, installed metav1.Time) {
+	const group, controller = "gateway.networking.k8s.io", "gateway.envoyproxy.io/gatewayclass-controller"
+	for _, c := range []struct {
+		plural, kind string
+		scope        apiextensionsv1.ResourceScope
+	}{{"gatewayclasses", "GatewayClass", apiextensionsv1.ClusterScoped}, {"gateways", "Gateway", apiextensionsv1.NamespaceScoped}, {"httproutes", "HTTPRoute", apiextensionsv1.NamespaceScoped}} {
+		crd := crd(group, c.plural, c.kind, c.scope, installed, "v1", "v1beta1")
+		crd.Annotations = map[string]string{group + "/bundle-version": "v1.6.3", group + "/channel": "standard"}
+		o.CRDs = append(o.CRDs, crd)
+	}
+	accepted := func(t string) map[string]any {
+		c := g.cond(t, "True", t)
+		c["observedGeneration"], c["message"] = int64(1), ""
+		return c
+	}
+	gvr := func(resource string) schema.GroupVersionResource {
+		return schema.GroupVersionResource{Group: group, Version: "v1", Resource: resource}
+	}
+	withoutGeneration := func(u *unstructured.Unstructured) *unstructured.Unstructured {
+		// The Gateway API keeps the generation per condition.
+		unstructured.RemoveNestedField(u.Object, "status", "observedGeneration")
+		return u
+	}
+	parent := map[string]any{"name": "inference-gateway"}
+	o.CustomResources = append(o.CustomResources,
+		CustomResource{GVR: gvr("gatewayclasses"), Object: withoutGeneration(g.custom(group+"/v1", "GatewayClass", "", "envoy-gateway",
+			map[string]any{"controllerName": controller}, map[string]any{"conditions": []any{accepted("Accepted")}}))},
+		CustomResource{GVR: gvr("gateways"), Object: withoutGeneration(g.custom(group+"/v1", "Gateway", "models", "inference-gateway",
+			map[string]any{"gatewayClassName": "envoy-gateway", "listeners": []any{map[string]any{"name": "http", "protocol": "HTTP", "port": int64(80)}}},
+			map[string]any{"addresses": []any{map[string]any{"type": "IPAddress", "value": "10.96.0.80"}}, "conditions": []any{accepted("Accepted"), accepted("Programmed")}}))},
+		CustomResource{GVR: gvr("httproutes"), Object: withoutGeneration(g.custom(group+"/v1", "HTTPRoute", "models", "sklearn-iris",
+			map[string]any{"parentRefs": []any{parent}, "rules": []any{map[string]any{
+				"matches": []any{map[string]any{"headers": []any{map[string]any{"name": "x-model", "value": "sklearn-iris"}}}},
+				"backendRefs": []any{
+					map[string]any{"name": "sklearn-iris-predictor", "port": int64(80), "weight": int64(80)},
+					map[string]any{"name": "sklearn-iris-predictor-canary", "port": int64(80), "weight": int64(20)},
+				},
+			}}},
+			map[string]any{"parents": []any{map[string]any{"parentRef": parent, "controllerName": controller,
+				"conditions": []any{accepted("Accepted"), accepted("ResolvedRefs")}}}}))},
+	)
 }
 
 // kueue is Kueue's controller, its queues, and Job training/gang-train of

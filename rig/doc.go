@@ -30,6 +30,14 @@
 //	kr.Stop(ctx)  // webhooks removed first, then the process
 //	kr.Start(ctx) // process again, webhooks registered once served
 //
+// Beside them run a metrics adapter (metricsadapter.go), Karpenter's kwok
+// provider (karpenter.go) and Traefik as the Gateway API implementation
+// (gateway.go), which accepts the rig's GatewayClass and reports on
+// Gateways and HTTPRoutes as on any cluster:
+//
+//	gw, err := c.InstallGateway(ctx, rig.OperatorOptions{}) // CRDs, Traefik, GatewayClass traefik
+//	port := gw.ListenerPort() // what a Gateway's listener names to be programmed
+//
 // The operators elect a leader as their releases do (leader.go): each
 // process holds its Lease as `<hostname>_<uuid>`, and the controller pod
 // the rig makes for it carries this machine's hostname, so the Lease names
@@ -37,7 +45,7 @@
 // WaitLeader waits for the previous run's Lease to expire.
 //
 // From make: `make cluster-up` (rig/cmd/rig up) starts a detached rig with
-// its state in .rig/ and the five operators on it, `make cluster-down` removes
+// its state in .rig/ and the five operators and the components beside them on it, `make cluster-down` removes
 // their webhooks and stops exactly the PIDs it recorded, and Attach reuses
 // such a rig from a test.
 package rig

@@ -50,13 +50,12 @@ var (
 // way a cloud's Karpenter runs in its cluster: it watches pending pods,
 // makes NodeClaims for them and creates their nodes, which the rig's kwok
 // then runs (they carry its node annotation), and removes the nodes once
-// they are empty.
+// they are empty. Stopped, its NodePool, NodeClaims and nodes stay.
 type Karpenter struct {
 	component
 	// health and metrics are its ports, both needed: it has no flag to
 	// turn either off.
 	health, metrics int
-	proc            *process
 }
 
 // InstallKarpenter installs Karpenter's CRDs from its module, starts its
@@ -73,7 +72,7 @@ func (c *Cluster) InstallKarpenter(ctx context.Context, opts OperatorOptions) (_
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	base, err := c.newComponent(ctx, opts, "karpenter-kwok", KarpenterModule, KarpenterVersion)
+	base, err := c.newComponent(ctx, opts, "karpenter", "karpenter-kwok", KarpenterModule, KarpenterVersion)
 	if err != nil {
 		return nil, err
 	}
@@ -179,20 +178,7 @@ func instanceTypes() ([]byte, error) {
 
 // prepare writes the process's kubeconfig and instance types.
 func (k *Karpenter) prepare() error {
-	if err := os.MkdirAll(k.dir, 0o700); err != nil {
-		return err
-	}
-	ca, err := loadCA(filepath.Join(k.c.dir, "pki"))
-	if err != nil {
-		return fmt.Errorf("load rig CA: %w", err)
-	}
-	// system:masters, as for the operators: the rig tests what Karpenter
-	// does, not its RBAC.
-	id, err := ca.issue(certSpec{cn: "aiconform-rig:karpenter", orgs: []string{"system:masters"}, client: true})
-	if err != nil {
-		return err
-	}
-	if err := writeKubeconfig(k.kubeconfig(), k.c.Server(), ca.certPEM, id); err != nil {
+	if _, err := k.writeKubeconfig(); err != nil {
 		return err
 	}
 	types, err := instanceTypes()
@@ -202,22 +188,13 @@ func (k *Karpenter) prepare() error {
 	return os.WriteFile(k.instanceTypesFile(), types, 0o644)
 }
 
-func (k *Karpenter) kubeconfig() string        { return filepath.Join(k.dir, "kubeconfig") }
 func (k *Karpenter) instanceTypesFile() string { return filepath.Join(k.dir, "instance-types.json") }
-
-// PID returns Karpenter's PID, 0 while it is stopped.
-func (k *Karpenter) PID() int {
-	if k.proc == nil {
-		return 0
-	}
-	return k.proc.PID
-}
 
 // Start runs Karpenter (again) and waits until its health probe answers.
 // It has no leader election: one process, as the rig runs everything.
 func (k *Karpenter) Start(ctx context.Context) error {
-	if k.proc != nil && k.proc.running() {
-		return fmt.Errorf("karpenter already runs (pid %d)", k.proc.PID)
+	if err := k.notRunning(); err != nil {
+		return err
 	}
 	ports, err := freePorts(2)
 	if err != nil {
@@ -234,25 +211,11 @@ func (k *Karpenter) Start(ctx context.Context) error {
 		"--log-level", "info",
 	}
 	env := append(childEnv(), "KUBECONFIG="+k.kubeconfig())
-	k.c.mu.Lock()
-	p, err := k.c.start("karpenter", k.binary, args, filepath.Join(k.c.dir, "logs"), env, k.opts.Detached)
-	k.c.mu.Unlock()
-	if p != nil {
-		k.proc = p
-	}
-	if err != nil {
+	if err := k.launch(args, env); err != nil {
 		return err
 	}
 	hc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{Proxy: nil}}
 	return waitAnswers(ctx, hc, fmt.Sprintf("http://127.0.0.1:%d/readyz", k.health), k.proc, "karpenter")
-}
-
-// Stop stops the process; its NodePool, NodeClaims and nodes stay, as on
-// a cluster whose Karpenter crashed.
-func (k *Karpenter) Stop() error {
-	err := k.c.stopComponent(k.proc)
-	k.proc = nil
-	return err
 }
 
 // SetGPULimit changes the NodePool's limit of GPUs: at or below what its

@@ -43,11 +43,14 @@ var apiServiceResource = schema.GroupVersionResource{Group: "apiregistration.k8s
 // process behind APIServices, as prometheus-adapter or KEDA serve them on
 // a real cluster: the HPA controller of the rig's kube-controller-manager
 // reads its metrics through the aggregator.
+//
+// Stop stops the process; its APIServices stay, and the aggregator soon
+// reports them unavailable, as on a cluster whose adapter crashed. Start
+// brings it back on the same port.
 type MetricsAdapter struct {
 	component
 	port     int
 	ca       []byte
-	proc     *process
 	services []string // the APIServices of the manifest
 }
 
@@ -63,7 +66,7 @@ func (c *Cluster) InstallMetricsAdapter(ctx context.Context, opts OperatorOption
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	base, err := c.newComponent(ctx, opts, "metrics-adapter", MetricsAdapterModule, MetricsAdapterVersion)
+	base, err := c.newComponent(ctx, opts, "metrics-adapter", "metrics-adapter", MetricsAdapterModule, MetricsAdapterVersion)
 	if err != nil {
 		return nil, err
 	}
@@ -147,17 +150,8 @@ func (m *MetricsAdapter) prepare() error {
 	if err := os.MkdirAll(filepath.Join(m.dir, "certs"), 0o700); err != nil {
 		return err
 	}
-	ca, err := loadCA(filepath.Join(m.c.dir, "pki"))
+	ca, err := m.writeKubeconfig()
 	if err != nil {
-		return fmt.Errorf("load rig CA: %w", err)
-	}
-	// system:masters, as for the operators: the rig tests what the
-	// aggregator and the HPA controller do with the adapter, not its RBAC.
-	id, err := ca.issue(certSpec{cn: "aiconform-rig:metrics-adapter", orgs: []string{"system:masters"}, client: true})
-	if err != nil {
-		return err
-	}
-	if err := writeKubeconfig(m.kubeconfig(), m.c.Server(), ca.certPEM, id); err != nil {
 		return err
 	}
 	certPEM, keyPEM, err := m.c.ServingCert(MetricsAdapterName + "." + MetricsAdapterNamespace + ".svc")
@@ -171,24 +165,14 @@ func (m *MetricsAdapter) prepare() error {
 	return os.WriteFile(filepath.Join(m.dir, "certs", "tls.key"), keyPEM, 0o600)
 }
 
-func (m *MetricsAdapter) kubeconfig() string { return filepath.Join(m.dir, "kubeconfig") }
-
-// PID returns the adapter process's PID, 0 while it is stopped.
-func (m *MetricsAdapter) PID() int {
-	if m.proc == nil {
-		return 0
-	}
-	return m.proc.PID
-}
-
 // APIServices names the APIServices the adapter backs.
 func (m *MetricsAdapter) APIServices() []string { return slices.Clone(m.services) }
 
 // Start runs the adapter process (again) and waits until it serves. Its
 // port is kept across restarts: the APIServices name it.
 func (m *MetricsAdapter) Start(ctx context.Context) error {
-	if m.proc != nil && m.proc.running() {
-		return fmt.Errorf("metrics-adapter already runs (pid %d)", m.proc.PID)
+	if err := m.notRunning(); err != nil {
+		return err
 	}
 	if m.port == 0 {
 		ports, err := freePorts(1)
@@ -210,13 +194,7 @@ func (m *MetricsAdapter) Start(ctx context.Context) error {
 		"--authorization-kubeconfig", kc,
 		"--cert-dir", filepath.Join(m.dir, "certs"),
 	}
-	m.c.mu.Lock()
-	p, err := m.c.start("metrics-adapter", m.binary, args, filepath.Join(m.c.dir, "logs"), childEnv(), m.opts.Detached)
-	m.c.mu.Unlock()
-	if p != nil {
-		m.proc = p
-	}
-	if err != nil {
+	if err := m.launch(args, childEnv()); err != nil {
 		return err
 	}
 	return m.waitServing(ctx)
@@ -275,41 +253,4 @@ func (m *MetricsAdapter) waitAvailability(ctx context.Context, want string) erro
 		return fmt.Errorf("APIServices %s Available=%s: %w (last: %s)", strings.Join(m.services, ", "), want, err, last)
 	}
 	return nil
-}
-
-// Stop stops the adapter process; its APIServices stay, and the
-// aggregator soon reports them unavailable, as on a cluster whose adapter
-// crashed. Start brings it back on the same port.
-func (m *MetricsAdapter) Stop() error {
-	err := m.c.stopComponent(m.proc)
-	m.proc = nil
-	return err
-}
-
-// component is what the rig's own processes beside the operators (the
-// metrics adapter, Karpenter) start from: their binary, a state directory,
-// and the files of their pinned module.
-type component struct {
-	c         *Cluster
-	opts      OperatorOptions
-	binary    string
-	dir       string
-	moduleDir string
-}
-
-// newComponent finds binary in the rig's bin directory and the module's
-// files in the module cache.
-func (c *Cluster) newComponent(ctx context.Context, opts OperatorOptions, binary, module, version string) (component, error) {
-	binDir, err := resolveBinDir(opts.BinDir)
-	if err != nil {
-		return component{}, err
-	}
-	k := component{c: c, opts: opts, binary: filepath.Join(binDir, binary), dir: filepath.Join(c.dir, "operators", binary)}
-	if _, err := os.Stat(k.binary); err != nil {
-		return component{}, fmt.Errorf("%s missing in %s (run `tools/build %s`): %w", binary, binDir, binary, err)
-	}
-	if k.moduleDir, err = moduleDir(ctx, module, version); err != nil {
-		return component{}, err
-	}
-	return k, nil
 }

@@ -25,6 +25,9 @@ func TestOperatorVersionsMatchToolsModules(t *testing.T) {
 		{"kueue", KueueModule, KueueVersion},
 		{"metrics-adapter", MetricsAdapterModule, MetricsAdapterVersion},
 		{"karpenter", KarpenterModule, KarpenterVersion},
+		{"traefik", TraefikModule, TraefikVersion},
+		// The CRDs the rig installs are the release Traefik's clients are.
+		{"traefik", GatewayAPIModule, GatewayAPIVersion},
 	} {
 		t.Run(tc.toolsDir, func(t *testing.T) {
 			path := filepath.Join("..", "tools", tc.toolsDir, "go.mod")

@@ -14,32 +14,14 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// labelCase is the world changed by edit, and what one of the label
-// checks says of it.
-type labelCase struct {
-	name   string
-	edit   func(w *checkstest.World)
-	status checks.Status
-	reason string
-}
-
-func runLabels(t *testing.T, c checks.Check, cases []labelCase) {
+func runLabels(t *testing.T, c checks.Check, cases []checkstest.Case) {
 	t.Helper()
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			w := checkstest.NewWorld(t)
-			if tc.edit != nil {
-				tc.edit(w)
-			}
-			r := checkstest.Result(t, w.Serve().Run([]checks.Check{c}, nil), c.Meta().ID, "")
-			assert.Equal(t, tc.status, r.Status, r.Reason)
-			assert.Contains(t, r.Reason, tc.reason)
-			if tc.status != checks.Skip {
-				require.NotEmpty(t, r.Evidence)
-				assert.Contains(t, r.Evidence[0].Command, "kubectl get nodes gpu-node-1")
-			}
-		})
-	}
+	checkstest.RunCases(t, c, cases, func(t *testing.T, tc checkstest.Case, r checks.Result) {
+		if tc.Status != checks.Skip {
+			require.NotEmpty(t, r.Evidence)
+			assert.Contains(t, r.Evidence[0].Command, "kubectl get nodes gpu-node-1")
+		}
+	})
 }
 
 // label sets labels of the GPU node; "" removes one.
@@ -77,67 +59,67 @@ func secondGPUNode(kv ...string) func(w *checkstest.World) {
 }
 
 func TestAcceleratorDrivers(t *testing.T) {
-	runLabels(t, accelerators.AcceleratorDrivers{}, []labelCase{
-		{name: "GFD labels", status: checks.Pass, reason: "every accelerator node reports its driver: NVIDIA driver 570.124.06 on 1 node"},
-		{name: "the DRA driver's attribute comes first", edit: func(w *checkstest.World) {
+	runLabels(t, accelerators.AcceleratorDrivers{}, []checkstest.Case{
+		{Name: "GFD labels", Status: checks.Pass, Reason: "every accelerator node reports its driver: NVIDIA driver 570.124.06 on 1 node"},
+		{Name: "the DRA driver's attribute comes first", Edit: func(w *checkstest.World) {
 			label("nvidia.com/cuda.driver-version.full", "")(w)
 			attribute("driverVersion", resourcev1.DeviceAttribute{VersionValue: ptr.To("580.65.6")})(w)
-		}, status: checks.Pass, reason: "NVIDIA driver 580.65.6 on 1 node"},
-		{name: "the DRA driver and the labels disagree", edit: attribute("driverVersion", resourcev1.DeviceAttribute{VersionValue: ptr.To("580.65.6")}),
-			status: checks.Warn, reason: "node gpu-node-1: its DRA driver publishes driver 580.65.6, its GPU Feature Discovery labels say 570.124.06"},
-		{name: "older GFD, in parts", edit: label("nvidia.com/cuda.driver-version.full", "", "nvidia.com/cuda.driver.major", "550", "nvidia.com/cuda.driver.minor", "107", "nvidia.com/cuda.driver.rev", "02"),
-			status: checks.Pass, reason: "NVIDIA driver 550.107.02 on 1 node"},
-		{name: "no labeller", edit: label("nvidia.com/cuda.driver-version.full", ""), status: checks.Fail,
-			reason: "no driver version reported by 1 accelerator node: gpu-node-1 (NVIDIA)"},
-		{name: "two versions", edit: secondGPUNode("nvidia.com/cuda.driver-version.full", "550.107.02"), status: checks.Warn,
-			reason: "NVIDIA drivers differ: 550.107.02 on gpu-node-2; 570.124.06 on gpu-node-1"},
-		{name: "no accelerator", edit: func(w *checkstest.World) { w.Nodes = w.Nodes[:1]; w.ResourceSlices = nil }, status: checks.Skip,
-			reason: "none of 1 nodes has an accelerator"},
+		}, Status: checks.Pass, Reason: "NVIDIA driver 580.65.6 on 1 node"},
+		{Name: "the DRA driver and the labels disagree", Edit: attribute("driverVersion", resourcev1.DeviceAttribute{VersionValue: ptr.To("580.65.6")}),
+			Status: checks.Warn, Reason: "node gpu-node-1: its DRA driver publishes driver 580.65.6, its GPU Feature Discovery labels say 570.124.06"},
+		{Name: "older GFD, in parts", Edit: label("nvidia.com/cuda.driver-version.full", "", "nvidia.com/cuda.driver.major", "550", "nvidia.com/cuda.driver.minor", "107", "nvidia.com/cuda.driver.rev", "02"),
+			Status: checks.Pass, Reason: "NVIDIA driver 550.107.02 on 1 node"},
+		{Name: "no labeller", Edit: label("nvidia.com/cuda.driver-version.full", ""), Status: checks.Fail,
+			Reason: "no driver version reported by 1 accelerator node: gpu-node-1 (NVIDIA)"},
+		{Name: "two versions", Edit: secondGPUNode("nvidia.com/cuda.driver-version.full", "550.107.02"), Status: checks.Warn,
+			Reason: "NVIDIA drivers differ: 550.107.02 on gpu-node-2; 570.124.06 on gpu-node-1"},
+		{Name: "no accelerator", Edit: func(w *checkstest.World) { w.Nodes = w.Nodes[:1]; w.ResourceSlices = nil }, Status: checks.Skip,
+			Reason: "none of 1 nodes has an accelerator"},
 	})
 }
 
 func TestGPUSharing(t *testing.T) {
 	notShared := label("nvidia.com/gpu.sharing-strategy", "none", "nvidia.com/gpu.replicas", "1")
-	runLabels(t, accelerators.GPUSharing{}, []labelCase{
-		{name: "time-slicing", status: checks.Pass, reason: "time-slicing, 2 replicas per GPU on gpu-node-1"},
-		{name: "none", edit: notShared, status: checks.Fail,
-			reason: "none of 1 accelerator node exposes a sharing strategy: no MIG partition, no time-slicing or MPS replicas, no partitionable DRA device"},
-		{name: "none, on a MIG-capable GPU", edit: func(w *checkstest.World) {
+	runLabels(t, accelerators.GPUSharing{}, []checkstest.Case{
+		{Name: "time-slicing", Status: checks.Pass, Reason: "time-slicing, 2 replicas per GPU on gpu-node-1"},
+		{Name: "none", Edit: notShared, Status: checks.Fail,
+			Reason: "none of 1 accelerator node exposes a sharing strategy: no MIG partition, no time-slicing or MPS replicas, no partitionable DRA device"},
+		{Name: "none, on a MIG-capable GPU", Edit: func(w *checkstest.World) {
 			notShared(w)
 			label("nvidia.com/mig.capable", "true")(w)
-		}, status: checks.Fail, reason: "(MIG-capable, not partitioned: gpu-node-1)"},
-		{name: "oversubscribed without labels", edit: func(w *checkstest.World) {
+		}, Status: checks.Fail, Reason: "(MIG-capable, not partitioned: gpu-node-1)"},
+		{Name: "oversubscribed without labels", Edit: func(w *checkstest.World) {
 			label("nvidia.com/gpu.sharing-strategy", "", "nvidia.com/gpu.replicas", "")(w)
 			w.Nodes[1].Status.Allocatable["nvidia.com/gpu"] = resource.MustParse("32")
-		}, status: checks.Pass, reason: "oversubscribed (nvidia.com/gpu allocatable 32 of 8 physical) on gpu-node-1"},
-		{name: "MIG, single strategy", edit: func(w *checkstest.World) {
+		}, Status: checks.Pass, Reason: "oversubscribed (nvidia.com/gpu allocatable 32 of 8 physical) on gpu-node-1"},
+		{Name: "MIG, single strategy", Edit: func(w *checkstest.World) {
 			notShared(w)
 			label("nvidia.com/mig.strategy", "single", "nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3-MIG-1g.10gb")(w)
-		}, status: checks.Pass, reason: "MIG partitions as whole GPUs (strategy single) on gpu-node-1"},
-		{name: "partitionable DRA devices", edit: func(w *checkstest.World) {
+		}, Status: checks.Pass, Reason: "MIG partitions as whole GPUs (strategy single) on gpu-node-1"},
+		{Name: "partitionable DRA devices", Edit: func(w *checkstest.World) {
 			notShared(w)
 			w.ResourceSlices[0].Spec.SharedCounters = []resourcev1.CounterSet{{Name: "gpu-0-counters"}}
-		}, status: checks.Pass, reason: "partitionable DRA devices (gpu.nvidia.com) on gpu-node-1"},
-		{name: "MIG devices of a DRA driver", edit: func(w *checkstest.World) {
+		}, Status: checks.Pass, Reason: "partitionable DRA devices (gpu.nvidia.com) on gpu-node-1"},
+		{Name: "MIG devices of a DRA driver", Edit: func(w *checkstest.World) {
 			notShared(w)
 			attribute("type", resourcev1.DeviceAttribute{StringValue: ptr.To("mig")})(w)
-		}, status: checks.Pass, reason: "MIG partitions as DRA devices on gpu-node-1"},
+		}, Status: checks.Pass, Reason: "MIG partitions as DRA devices on gpu-node-1"},
 	})
 }
 
 func TestVirtualizedAccelerators(t *testing.T) {
 	notVirtual := label("nvidia.com/vgpu.present", "false")
-	runLabels(t, accelerators.VirtualizedAccelerators{}, []labelCase{
-		{name: "a vGPU guest", status: checks.Pass, reason: "NVIDIA vGPU guest on gpu-node-1"},
-		{name: "none", edit: notVirtual, status: checks.Fail, reason: "none of 1 accelerator node exposes a virtualized accelerator"},
-		{name: "vGPUs for virtual machines", edit: func(w *checkstest.World) {
+	runLabels(t, accelerators.VirtualizedAccelerators{}, []checkstest.Case{
+		{Name: "a vGPU guest", Status: checks.Pass, Reason: "NVIDIA vGPU guest on gpu-node-1"},
+		{Name: "none", Edit: notVirtual, Status: checks.Fail, Reason: "none of 1 accelerator node exposes a virtualized accelerator"},
+		{Name: "vGPUs for virtual machines", Edit: func(w *checkstest.World) {
 			notVirtual(w)
 			label("nvidia.com/gpu.workload.config", "vm-vgpu")(w)
-		}, status: checks.Pass, reason: "NVIDIA vGPUs for virtual machines on gpu-node-1"},
-		{name: "AMD virtual functions", edit: func(w *checkstest.World) {
+		}, Status: checks.Pass, Reason: "NVIDIA vGPUs for virtual machines on gpu-node-1"},
+		{Name: "AMD virtual functions", Edit: func(w *checkstest.World) {
 			w.Nodes[1] = checkstest.Node("gpu-node-1", corev1.ConditionTrue, corev1.ResourceList{"amd.com/gpu": resource.MustParse("8")})
 			w.Nodes[1].Labels = map[string]string{"amd.com/gpu.mode": "vf-passthrough"}
 			w.ResourceSlices = nil
-		}, status: checks.Pass, reason: "AMD virtual functions for virtual machines on gpu-node-1"},
+		}, Status: checks.Pass, Reason: "AMD virtual functions for virtual machines on gpu-node-1"},
 	})
 }

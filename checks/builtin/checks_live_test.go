@@ -78,7 +78,7 @@ func TestChecksOnFakeCluster(t *testing.T) {
 			// installed: a profile that names its CRDs is found by them.
 			name: "named CRD missing, another CRD of its group left: not installed",
 			tweak: func(t *testing.T, w *checkstest.World) {
-				w.CRDs = []*apiextensionsv1.CustomResourceDefinition{checkstest.EstablishedCRD("gadgets", "Gadget")}
+				w.CRDs = append([]*apiextensionsv1.CustomResourceDefinition{checkstest.EstablishedCRD("gadgets", "Gadget")}, checkstest.GatewayCRDs("v1.6.3")...)
 			},
 			want: []expect{
 				{"crds-established", "widgets", checks.Skip, "serves none of its CRDs"},
@@ -746,6 +746,12 @@ func TestForbiddenIsError(t *testing.T) {
 				// ClusterPolicy, which can only ever warn.
 				assert.Equal(t, checks.Warn, r.Status, "%s: %s", r.Check.ID, r.Reason)
 				assert.Contains(t, r.Reason, "cannot tell whether the NVIDIA GPU Operator is installed: list customresourcedefinitions.v1.apiextensions.k8s.io: customresourcedefinitions.apiextensions.k8s.io is forbidden")
+				continue
+			}
+			if r.Operator == "" && r.Check.Requirement == "ai_inference" {
+				// The Gateway API is known by its CRDs.
+				assert.Equal(t, checks.Error, r.Status, "%s: %s", r.Check.ID, r.Reason)
+				assert.Contains(t, r.Reason, "list customresourcedefinitions.v1.apiextensions.k8s.io: customresourcedefinitions.apiextensions.k8s.io is forbidden")
 				continue
 			}
 			if r.Operator == "" && r.Check.Requirement == "cluster_autoscaling" && !r.Check.Probe {

@@ -320,6 +320,20 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 			},
 		},
 		{
+			// The canary Service the model's route splits 20% to is gone:
+			// Envoy Gateway reports the route's refs unresolved.
+			scenario: "gateway-backend-gone",
+			want: append(append(allPass("kserve"), allPass("kuberay")...),
+				gpuPass, pluginPass,
+				expect{"gateway-api-crds", "", checks.Pass, "Gateway API v1.6.3, standard channel: GatewayClass, Gateway and HTTPRoute served at v1"},
+				expect{"gateways-programmed", "", checks.Pass, "1 Gateway programmed: Gateway models/inference-gateway (class envoy-gateway, controller gateway.envoyproxy.io/gatewayclass-controller) at 10.96.0.80"},
+				expect{"httproutes-accepted", "", checks.Fail, "none of 1 HTTPRoute is accepted with its refs resolved: HTTPRoute models/sklearn-iris: inference-gateway: ResolvedRefs is False BackendNotFound Failed to process route rule 0 backendRef 1: service models/sklearn-iris-predictor-canary not found."}),
+			verdicts: []expectVerdict{
+				{requirement: "ai_inference", status: checks.PartiallyImplemented, result: checks.Fail,
+					conclusion: "httproutes-accepted: none of 1 HTTPRoute is accepted with its refs resolved"},
+			},
+		},
+		{
 			scenario: "device-plugin-missing",
 			want: append(append(allPass("kserve"), allPass("kuberay")...),
 				gpuPass,

@@ -5,6 +5,7 @@ package builtin
 import (
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/checks/accelerators"
+	"github.com/aiconform/aiconform/checks/networking"
 	"github.com/aiconform/aiconform/checks/operator"
 	"github.com/aiconform/aiconform/checks/scheduling"
 	"github.com/aiconform/aiconform/checks/security"
@@ -31,6 +32,9 @@ func Registry() []checks.Check {
 		accelerators.AcceleratorDrivers{},
 		accelerators.GPUSharing{},
 		accelerators.VirtualizedAccelerators{},
+		networking.GatewayAPICRDs{},
+		networking.GatewaysProgrammed{},
+		networking.HTTPRoutesAccepted{},
 		scheduling.GangQueues{},
 		scheduling.GangsAdmitted{},
 		scheduling.GangProbe{},

@@ -18,6 +18,7 @@ import (
 
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/cluster"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -130,6 +131,9 @@ type World struct {
 	ResourceSlices []*resourcev1.ResourceSlice
 	RuntimeClasses []*nodev1.RuntimeClass
 	ResourceClaims []*resourcev1.ResourceClaim
+	// Gateway API objects (classes, gateways, routes), served when its
+	// CRDs are in CRDs.
+	Gateways []*unstructured.Unstructured
 }
 
 // NewWorld is the healthy world, which tests then change.
@@ -231,6 +235,15 @@ func NewWorld(t testing.TB) *World {
 	w.DeviceClasses = []*resourcev1.DeviceClass{DeviceClass("gpu.nvidia.com", "gpu.nvidia.com")}
 	w.ResourceSlices = []*resourcev1.ResourceSlice{ResourceSlice("gpu-node-1", "gpu.nvidia.com", 8)}
 	w.ResourceClaims = []*resourcev1.ResourceClaim{AllocatedClaim("ml", "infer-0-gpu", "gpu.nvidia.com", "gpu-node-1", "gpu-0", "infer-0")}
+
+	// An implementation of the Gateway API programs a gateway and splits
+	// a model's traffic 80/20, matching requests on the model header.
+	w.CRDs = append(w.CRDs, GatewayCRDs("v1.6.3")...)
+	w.Gateways = []*unstructured.Unstructured{
+		GatewayClass("example", "example.com/gateway-controller", "True"),
+		Gateway("inference", "gw", "example", "True", "192.0.2.10"),
+		HTTPRoute("ml", "llm", "inference/gw", "example.com/gateway-controller", "True", "True", []int64{80, 20}, "x-model"),
+	}
 
 	// gVisor runs pods in a sandbox on any node.
 	w.RuntimeClasses = []*nodev1.RuntimeClass{{ObjectMeta: metav1.ObjectMeta{Name: "gvisor"}, Handler: "runsc"}}
@@ -462,7 +475,16 @@ func (w *World) Serve() *FakeCluster {
 		Ext:  apiextensionsfake.NewClientset(ext...),
 		Dyn: dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
 			map[schema.GroupVersionResource]string{WidgetsGVR: "WidgetList", ClusterPoliciesGVR: "ClusterPolicyList", cluster.APIServices.GVR: "APIServiceList",
-				NodePoolsGVR: "NodePoolList", NodeClaimsGVR: "NodeClaimList"}, dyn...),
+				NodePoolsGVR: "NodePoolList", NodeClaimsGVR: "NodeClaimList",
+				GatewayClassesGVR: "GatewayClassList", GatewaysGVR: "GatewayList", HTTPRoutesGVR: "HTTPRouteList"}, dyn...),
+	}
+	// The fake guesses a kind's resource from its name, and "Gateway"
+	// is not "gatewaies": place Gateway API objects by their resource.
+	for _, o := range w.Gateways {
+		gvr := map[string]schema.GroupVersionResource{"GatewayClass": GatewayClassesGVR, "Gateway": GatewaysGVR, "HTTPRoute": HTTPRoutesGVR}[o.GetKind()]
+		if err := f.Dyn.Tracker().Create(gvr, o.DeepCopy(), o.GetNamespace()); err != nil {
+			panic(err)
+		}
 	}
 	// The fake clientset ignores field selectors; the API server does
 	// not, and the GPU check reads pods per node with one.
@@ -663,5 +685,38 @@ func Forbidden(group, res string) k8stesting.ReactionFunc {
 	return func(a k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: group, Resource: res}, "",
 			errors.New(`User "auditor" cannot `+a.GetVerb()+` resource "`+res+`"`))
+	}
+}
+
+// Case is the healthy World changed by Edit, and what one check says of
+// it: its status, a part of its reason, and lines among its details.
+type Case struct {
+	Name    string
+	Edit    func(w *World)
+	Status  checks.Status
+	Reason  string
+	Details []string
+}
+
+// RunCases runs c on each case's world and asserts what the case expects;
+// more, when given, asserts further of each result.
+func RunCases(t *testing.T, c checks.Check, cases []Case, more func(t *testing.T, tc Case, r checks.Result)) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.Name, func(t *testing.T) {
+			w := NewWorld(t)
+			if tc.Edit != nil {
+				tc.Edit(w)
+			}
+			r := Result(t, w.Serve().Run([]checks.Check{c}, nil), c.Meta().ID, "")
+			assert.Equal(t, tc.Status, r.Status, r.Reason)
+			assert.Contains(t, r.Reason, tc.Reason)
+			for _, d := range tc.Details {
+				assert.Contains(t, r.Details, d)
+			}
+			if more != nil {
+				more(t, tc, r)
+			}
+		})
 	}
 }

@@ -90,4 +90,5 @@ var faults = map[string]struct {
 	"gpu-debug-pod":         {"device-access-mediated", "", checks.Fail},
 	"gpu-time-slicing":      {"gpu-sharing", "", checks.Pass},
 	"gvisor-sandbox":        {"sandbox-runtimes", "", checks.Pass},
+	"gateway-backend-gone":  {"httproutes-accepted", "", checks.Fail},
 }

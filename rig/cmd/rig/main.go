@@ -131,7 +131,11 @@ func up(dir, bin string, cpOnly, operators bool, timeout time.Duration, stdout, 
 			_, err := c.InstallKarpenter(ctx, opts)
 			return nil, err
 		}
-		for _, install := range []func(context.Context, rig.OperatorOptions) (*rig.Operator, error){c.InstallKServe, c.InstallKubeRay, trainer, c.InstallTrainingOperator, adapter, c.InstallKueue, karpenter} {
+		gateway := func(ctx context.Context, opts rig.OperatorOptions) (*rig.Operator, error) {
+			_, err := c.InstallGateway(ctx, opts)
+			return nil, err
+		}
+		for _, install := range []func(context.Context, rig.OperatorOptions) (*rig.Operator, error){c.InstallKServe, c.InstallKubeRay, trainer, c.InstallTrainingOperator, adapter, c.InstallKueue, karpenter, gateway} {
 			if _, err := install(ctx, opts); err != nil {
 				// Half a rig is worse than none: a person would point
 				// aiconform at it and read failures that are the rig's.
