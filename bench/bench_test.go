@@ -53,7 +53,7 @@ func assertHealthy(t *testing.T, r Run) {
 			assert.Equal(t, checks.Skip, res.Status, "%s %s: %s", res.Check.ID, res.Operator, res.Reason)
 		}
 	}
-	assert.Len(t, seen, 38, "six read-only checks for each of three operators, Kueue's two gang checks, and the eighteen cluster-wide read-only checks: %v", seen)
+	assert.Len(t, seen, 39, "six read-only checks for each of three operators, Kueue's two gang checks, and the nineteen cluster-wide read-only checks: %v", seen)
 	for _, v := range r.Verdicts {
 		if v.Requirement.ID == "gpu_sharing" || v.Requirement.ID == "virtualized_accelerator" {
 			assert.Equal(t, checks.NotImplemented, v.Status, v.Conclusion)
@@ -108,7 +108,11 @@ func TestCheckAllReadsEachQueryOnce(t *testing.T) {
 		}
 	}
 	assert.Equal(t, Production.GPUNodes, perNode, "one LIST of pods per GPU node, by spec.nodeName")
-	t.Logf("%d LISTs and %d Tables in %d distinct queries", Total(calls.Lists), Total(calls.Tables), len(calls.Queries))
+	assert.Len(t, calls.Raws, Production.GPUNodes, "one GET of an exporter's metrics per GPU node")
+	for path, n := range calls.Raws {
+		assert.Equal(t, 1, n, "GET %s", path)
+	}
+	t.Logf("%d LISTs, %d Tables and %d GETs in %d distinct queries", Total(calls.Lists), Total(calls.Tables), Total(calls.Raws), len(calls.Queries))
 }
 
 func TestSourceFilters(t *testing.T) {

@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/aiconform/aiconform/rig"
+	"net/netip"
 	"sort"
 	"strings"
 	"time"
@@ -71,6 +73,17 @@ type Objects struct {
 	ResourceClaims []*resourcev1.ResourceClaim
 	// gVisor's RuntimeClass.
 	RuntimeClasses []*nodev1.RuntimeClass
+	// Metrics are what the GPU nodes' DCGM Exporter pods serve, each at
+	// its pod's address and at the API server path that proxies to it.
+	Metrics []Metrics
+}
+
+// Metrics is one exporter pod's metrics.
+type Metrics struct {
+	// Path is the pod proxy's path, Addr the pod's address and port.
+	Path string
+	Addr netip.AddrPort
+	Body []byte
 }
 
 // CustomResource is a custom resource with the resource it is served as.
@@ -140,14 +153,18 @@ type agent struct {
 var agents = []agent{
 	{"kube-system", "kube-proxy", "registry.k8s.io/kube-proxy:v1.37.2", 10256},
 	{"kube-system", "calico-node", "docker.io/calico/node:v3.30.2", 9099},
-	{"monitoring", "node-exporter", "quay.io/prometheus/node-exporter:v1.9.1", 9100},
+	nodeExporterAgent,
 }
 
+var nodeExporterAgent = agent{"monitoring", "node-exporter", "quay.io/prometheus/node-exporter:v1.9.1", 9100}
+
 // The fourth agent differs: GPU nodes run NVIDIA's device plugin, the
-// others a log shipper.
+// others a log shipper. GPU nodes run NVIDIA's DCGM Exporter where the
+// others run the node exporter, so that every node runs as many pods.
 var (
-	gpuAgent = agent{"gpu-operator", "nvidia-device-plugin-daemonset", "nvcr.io/nvidia/k8s-device-plugin:v0.17.2", 2112}
-	logAgent = agent{"logging", "fluent-bit", "cr.fluentbit.io/fluent/fluent-bit:4.0.3", 2020}
+	dcgmAgent = agent{"gpu-operator", "nvidia-dcgm-exporter", "nvcr.io/nvidia/k8s/dcgm-exporter:4.2.3-4.1.3-ubuntu22.04", rig.DCGMExporterPort}
+	gpuAgent  = agent{"gpu-operator", "nvidia-device-plugin-daemonset", "nvcr.io/nvidia/k8s-device-plugin:v0.17.2", 2112}
+	logAgent  = agent{"logging", "fluent-bit", "cr.fluentbit.io/fluent/fluent-bit:4.0.3", 2020}
 )
 
 var (
@@ -199,16 +216,28 @@ func Workload(size Size, now time.Time) *Objects {
 		list := append(append(agents[:0:0], agents...), logAgent)
 		if i < size.GPUNodes {
 			list[len(list)-1] = gpuAgent
+			list[2] = dcgmAgent
 		}
 		for _, a := range list {
-			objs.Pods = append(objs.Pods, g.agentPod(a, n))
+			p := g.agentPod(a, n)
+			objs.Pods = append(objs.Pods, p)
+			if a == dcgmAgent {
+				addr := netip.AddrPortFrom(netip.MustParseAddr(p.Status.PodIP), uint16(a.port))
+				objs.Metrics = append(objs.Metrics, Metrics{Addr: addr,
+					Path: fmt.Sprintf("/api/v1/namespaces/%s/pods/%s:%d/proxy/metrics", p.Namespace, p.Name, a.port),
+					Body: rig.DCGMMetrics(n.Name, 8, "570.133.20")})
+			}
 		}
 	}
 	gpuNodes := min(size.GPUNodes, size.Nodes)
 	for _, a := range agents {
-		objs.DaemonSets = append(objs.DaemonSets, g.daemonSet(a, len(nodes)))
+		n := len(nodes)
+		if a == nodeExporterAgent {
+			n -= gpuNodes
+		}
+		objs.DaemonSets = append(objs.DaemonSets, g.daemonSet(a, n))
 	}
-	objs.DaemonSets = append(objs.DaemonSets, g.daemonSet(gpuAgent, gpuNodes), g.daemonSet(logAgent, len(nodes)-gpuNodes))
+	objs.DaemonSets = append(objs.DaemonSets, g.daemonSet(gpuAgent, gpuNodes), g.daemonSet(logAgent, len(nodes)-gpuNodes), g.daemonSet(dcgmAgent, gpuNodes))
 
 	// Application slots, slot-major so that a Deployment's replicas spread
 	// over consecutive nodes as the scheduler's spreading would.
@@ -435,6 +464,8 @@ type gen struct {
 	// names are the pod names given out, by namespace/name, since random
 	// five-letter suffixes do collide among 2,000 pods of a DaemonSet.
 	names map[string]bool
+	// exporters counts the exporter pods given a virtual address.
+	exporters int
 }
 
 // podName is prefix plus a five-letter suffix derived from seed, unique in
@@ -626,12 +657,19 @@ func (g *gen) agentPod(a agent, n *corev1.Node) *corev1.Pod {
 	p := g.pod(ns, name, labels,
 		metav1.OwnerReference{APIVersion: "apps/v1", Kind: "DaemonSet", Name: ds, UID: uid("DaemonSet", ns, ds), Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)},
 		n, hostIP(n), []corev1.Container{c})
-	p.Spec.HostNetwork = ds != "nvidia-device-plugin-daemonset"
+	p.Spec.HostNetwork = ds != "nvidia-device-plugin-daemonset" && a != dcgmAgent
 	p.Spec.PriorityClassName = "system-node-critical"
 	p.Spec.Priority = ptr.To[int32](2000001000)
 	p.Spec.Tolerations = append(p.Spec.Tolerations, corev1.Toleration{Operator: corev1.TolerationOpExists})
-	if p.Spec.HostNetwork {
+	switch {
+	case p.Spec.HostNetwork:
 		p.Status.PodIP, p.Status.PodIPs = hostIP(n), []corev1.PodIP{{IP: hostIP(n)}}
+	case a == dcgmAgent:
+		// An address of the rig's virtual range, where bench/live serves
+		// what the exporter would for the API server's pod proxy.
+		g.exporters++
+		ip := netip.AddrFrom4([4]byte{10, 250, byte(1 + g.exporters/250), byte(1 + g.exporters%250)}).String()
+		p.Status.PodIP, p.Status.PodIPs = ip, []corev1.PodIP{{IP: ip}}
 	}
 	return p
 }

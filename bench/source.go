@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"sync"
@@ -45,6 +46,7 @@ type Source struct {
 	objects    map[schema.GroupVersionResource][]runtime.Object
 	byNS       map[schema.GroupVersionResource]map[string][]runtime.Object
 	podsByNode map[string][]runtime.Object
+	raw        map[string][]byte
 
 	mu    sync.Mutex
 	calls Calls
@@ -52,8 +54,9 @@ type Source struct {
 
 // Calls counts a source's answers.
 type Calls struct {
-	// Lists and Tables count calls by query key (cluster.Query.Key).
-	Lists, Tables map[string]int
+	// Lists and Tables count calls by query key (cluster.Query.Key), Raws
+	// by path.
+	Lists, Tables, Raws map[string]int
 	// Queries are the distinct queries asked, by key.
 	Queries map[string]cluster.Query
 }
@@ -84,6 +87,10 @@ func NewSource(objs *Objects) *Source {
 		objects:    map[schema.GroupVersionResource][]runtime.Object{},
 		byNS:       map[schema.GroupVersionResource]map[string][]runtime.Object{},
 		podsByNode: map[string][]runtime.Object{},
+		raw:        map[string][]byte{},
+	}
+	for _, m := range objs.Metrics {
+		s.raw[m.Path] = m.Body
 	}
 	for _, r := range builtins {
 		s.served[r.GVR] = true
@@ -194,24 +201,14 @@ func NewSource(objs *Objects) *Source {
 func (s *Source) Reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.calls = Calls{Lists: map[string]int{}, Tables: map[string]int{}, Queries: map[string]cluster.Query{}}
+	s.calls = Calls{Lists: map[string]int{}, Tables: map[string]int{}, Raws: map[string]int{}, Queries: map[string]cluster.Query{}}
 }
 
 // Calls returns a copy of the calls counted since the last Reset.
 func (s *Source) Calls() Calls {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c := Calls{Lists: map[string]int{}, Tables: map[string]int{}, Queries: map[string]cluster.Query{}}
-	for k, v := range s.calls.Lists {
-		c.Lists[k] = v
-	}
-	for k, v := range s.calls.Tables {
-		c.Tables[k] = v
-	}
-	for k, v := range s.calls.Queries {
-		c.Queries[k] = v
-	}
-	return c
+	return Calls{Lists: maps.Clone(s.calls.Lists), Tables: maps.Clone(s.calls.Tables), Raws: maps.Clone(s.calls.Raws), Queries: maps.Clone(s.calls.Queries)}
 }
 
 func (s *Source) count(table bool, q cluster.Query) {
@@ -231,6 +228,19 @@ func (s *Source) Info(context.Context) (cluster.Info, error) {
 	info := s.info
 	info.Source, info.Context, info.Server, info.ServerVersion = "synthetic", "synthetic", "memory://synthetic", "v1.37.2"
 	return info, nil
+}
+
+// Raw implements cluster.Source: what the exporter pods serve, through
+// the pod proxy.
+func (s *Source) Raw(_ context.Context, path string) ([]byte, time.Time, error) {
+	s.mu.Lock()
+	s.calls.Raws[path]++
+	s.mu.Unlock()
+	body, ok := s.raw[path]
+	if !ok {
+		return nil, s.Now(), apierrors.NewNotFound(schema.GroupResource{Resource: "pods/proxy"}, path)
+	}
+	return body, s.Now(), nil
 }
 
 // List implements cluster.Source.

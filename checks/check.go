@@ -141,6 +141,16 @@ type Check interface {
 // was tried.
 func (r *Result) AddEvidence(ctx context.Context, env *Env, g cluster.Get, note string) {
 	out, at, err := env.Cluster.Print(ctx, g)
+	r.addStep(env, g.Command(), out, at, err, note)
+}
+
+// AddRawEvidence is AddEvidence for `kubectl get --raw`.
+func (r *Result) AddRawEvidence(ctx context.Context, env *Env, g cluster.GetRaw, note string) {
+	out, at, err := env.Cluster.PrintRaw(ctx, g)
+	r.addStep(env, g.Command(), out, at, err, note)
+}
+
+func (r *Result) addStep(env *Env, command, out string, at time.Time, err error, note string) {
 	if err != nil {
 		if out == "" {
 			// Not an answer of the API server (a recording without it, a
@@ -151,7 +161,7 @@ func (r *Result) AddEvidence(ctx context.Context, env *Env, g cluster.Get, note 
 			at = env.Now()
 		}
 	}
-	r.Evidence = append(r.Evidence, Step{Command: g.Command(), Output: out, CapturedAt: at.UTC(), Note: note})
+	r.Evidence = append(r.Evidence, Step{Command: command, Output: out, CapturedAt: at.UTC(), Note: note})
 }
 
 // Finish sets a verdict and its reason.

@@ -233,6 +233,10 @@ func (s *failingSource) List(context.Context, cluster.Query) ([]runtime.Object, 
 	return nil, time.Time{}, s.err
 }
 
+func (s *failingSource) Raw(context.Context, string) ([]byte, time.Time, error) {
+	return nil, time.Time{}, s.err
+}
+
 func (s *failingSource) Table(context.Context, cluster.Query) (*metav1.Table, time.Time, error) {
 	return nil, time.Time{}, s.err
 }

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"maps"
 	"sort"
 	"sync"
 	"time"
@@ -18,12 +19,14 @@ type Cache struct {
 	src Source
 
 	mu     sync.Mutex
-	lists  map[string]*entry[[]runtime.Object]
-	tables map[string]*entry[*metav1.Table]
+	lists  map[string]*entry[Query, []runtime.Object]
+	tables map[string]*entry[Query, *metav1.Table]
+	raws   map[string]*entry[string, []byte]
 }
 
-type entry[T any] struct {
-	q    Query
+// entry is one read: its key (a query, a path), and once done, its answer.
+type entry[K, T any] struct {
+	q    K
 	done chan struct{}
 	val  T
 	at   time.Time
@@ -34,8 +37,9 @@ type entry[T any] struct {
 func NewCache(src Source) *Cache {
 	return &Cache{
 		src:    src,
-		lists:  map[string]*entry[[]runtime.Object]{},
-		tables: map[string]*entry[*metav1.Table]{},
+		lists:  map[string]*entry[Query, []runtime.Object]{},
+		tables: map[string]*entry[Query, *metav1.Table]{},
+		raws:   map[string]*entry[string, []byte]{},
 	}
 }
 
@@ -45,26 +49,31 @@ func (c *Cache) Info(ctx context.Context) (Info, error) { return c.src.Info(ctx)
 // List returns the objects of q. Callers must not modify them: they are
 // shared.
 func (c *Cache) List(ctx context.Context, q Query) ([]runtime.Object, time.Time, error) {
-	return once(ctx, &c.mu, c.lists, q, c.src.List)
+	return once(ctx, &c.mu, c.lists, q.Key(), q, c.src.List)
 }
 
 // Table returns the server's Table for q. Callers must not modify it; Print
 // copies it before decorating.
 func (c *Cache) Table(ctx context.Context, q Query) (*metav1.Table, time.Time, error) {
-	return once(ctx, &c.mu, c.tables, q, c.src.Table)
+	return once(ctx, &c.mu, c.tables, q.Key(), q, c.src.Table)
+}
+
+// Raw returns the body of a GET of path on the API server. Callers must
+// not modify it.
+func (c *Cache) Raw(ctx context.Context, path string) ([]byte, time.Time, error) {
+	return once(ctx, &c.mu, c.raws, path, path, c.src.Raw)
 }
 
 // once runs fetch for the first caller of a key and makes later callers wait
 // for its answer. The fetch is detached from the first caller's cancellation,
 // because a check that times out must not fail the read for the others; each
 // caller still stops waiting when its own context ends.
-func once[T any](ctx context.Context, mu *sync.Mutex, m map[string]*entry[T], q Query,
-	fetch func(context.Context, Query) (T, time.Time, error)) (T, time.Time, error) {
-	key := q.Key()
+func once[K, T any](ctx context.Context, mu *sync.Mutex, m map[string]*entry[K, T], key string, q K,
+	fetch func(context.Context, K) (T, time.Time, error)) (T, time.Time, error) {
 	mu.Lock()
 	e, ok := m[key]
 	if !ok {
-		e = &entry[T]{q: q, done: make(chan struct{})}
+		e = &entry[K, T]{q: q, done: make(chan struct{})}
 		m[key] = e
 		go func() {
 			defer close(e.done)
@@ -87,14 +96,9 @@ func (c *Cache) Recording(info Info) (*Recording, error) {
 	// Take the entries under the lock, wait for them outside it: a read
 	// still in flight must not block every other use of the cache.
 	c.mu.Lock()
-	lists := make(map[string]*entry[[]runtime.Object], len(c.lists))
-	for k, e := range c.lists {
-		lists[k] = e
-	}
-	tables := make(map[string]*entry[*metav1.Table], len(c.tables))
-	for k, e := range c.tables {
-		tables[k] = e
-	}
+	lists := maps.Clone(c.lists)
+	tables := maps.Clone(c.tables)
+	raws := maps.Clone(c.raws)
 	c.mu.Unlock()
 	r := &Recording{APIVersion: RecordingAPIVersion, Kind: RecordingKind, Cluster: info}
 	for _, key := range sortedKeys(lists) {
@@ -110,6 +114,11 @@ func (c *Cache) Recording(info Info) (*Recording, error) {
 		e := tables[key]
 		<-e.done
 		r.Tables = append(r.Tables, recordTable(e.q, e.val, e.at, e.err))
+	}
+	for _, key := range sortedKeys(raws) {
+		e := raws[key]
+		<-e.done
+		r.Raws = append(r.Raws, recordRaw(e.q, e.val, e.at, e.err))
 	}
 	return r, nil
 }

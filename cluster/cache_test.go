@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -18,8 +19,8 @@ import (
 // countingSource counts the queries it answers and, when gate is set,
 // answers only once the gate opens.
 type countingSource struct {
-	lists, tables atomic.Int32
-	gate          chan struct{}
+	lists, tables, raws atomic.Int32
+	gate                chan struct{}
 	// started is told of each fetch as it begins, with its context.
 	started chan context.Context
 	err     error
@@ -47,6 +48,12 @@ func (s *countingSource) Table(ctx context.Context, q Query) (*metav1.Table, tim
 	s.tables.Add(1)
 	s.wait(ctx)
 	return table(podCols, row("", q.Key(), nil)), t0, s.err
+}
+
+func (s *countingSource) Raw(ctx context.Context, path string) ([]byte, time.Time, error) {
+	s.raws.Add(1)
+	s.wait(ctx)
+	return []byte("body of " + path), t0, s.err
 }
 
 func (s *countingSource) Info(context.Context) (Info, error) {
@@ -211,4 +218,53 @@ func TestCacheRecordingOrder(t *testing.T) {
 		got = append(got, l.Resource+"|"+l.Namespace)
 	}
 	assert.Equal(t, []string{"nodes.v1|", "pods.v1|a", "pods.v1|b", "services.v1|"}, got, "sorted by key, whatever the order read")
+}
+
+// A raw GET is made once per path and shared, and a recording replays its
+// body, and its error, as the server gave them.
+func TestCacheRawOnceAndRecorded(t *testing.T) {
+	src := &countingSource{}
+	c := NewCache(src)
+	const path = "/api/v1/namespaces/gpu-operator/pods/nvidia-dcgm-exporter-x7k2p:9400/proxy/metrics"
+	for range 3 {
+		body, at, err := c.Raw(context.Background(), path)
+		require.NoError(t, err)
+		assert.Equal(t, "body of "+path, string(body))
+		assert.Equal(t, t0, at)
+	}
+	assert.Equal(t, int32(1), src.raws.Load())
+
+	failing := NewCache(&countingSource{err: apierrors.NewServiceUnavailable("error trying to reach service: dial tcp 10.250.0.2:9400: connect: connection refused")})
+	_, _, err := failing.Raw(context.Background(), "/broken")
+	require.Error(t, err)
+
+	for _, cache := range []*Cache{c, failing} {
+		rec, err := cache.Recording(Info{ServerVersion: "v1.37.2"})
+		require.NoError(t, err)
+		data, err := rec.Marshal()
+		require.NoError(t, err)
+		replayed, err := LoadRecording("rec", data)
+		require.NoError(t, err)
+		for _, r := range rec.Raws {
+			body, at, err := replayed.Raw(context.Background(), r.Path)
+			assert.Equal(t, r.Body, string(body))
+			assert.True(t, at.Equal(t0), "captured at %s", at)
+			if r.Error != nil {
+				assert.True(t, apierrors.IsServiceUnavailable(err), "%v", err)
+				assert.Contains(t, err.Error(), "connection refused")
+			} else {
+				assert.NoError(t, err)
+			}
+		}
+	}
+	_, _, err = failing.Raw(context.Background(), "/not-asked")
+	require.Error(t, err)
+	rec, err := NewCache(&countingSource{}).Recording(Info{})
+	require.NoError(t, err)
+	data, err := rec.Marshal()
+	require.NoError(t, err)
+	replayed, err := LoadRecording("empty", data)
+	require.NoError(t, err)
+	_, _, err = replayed.Raw(context.Background(), path)
+	assert.ErrorContains(t, err, "recording empty holds no answer to: get "+path)
 }

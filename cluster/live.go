@@ -34,6 +34,9 @@ type Live struct {
 	// Tables fetches the server's Table rendering of a query. Nil where
 	// the clients are fakes, which cannot render Tables.
 	Tables func(ctx context.Context, q Query) (*metav1.Table, error)
+	// Get fetches a path of the API server as `kubectl get --raw` does.
+	// Nil where the clients are fakes.
+	Get func(ctx context.Context, path string) ([]byte, error)
 	// Context and Server say which cluster this is, for the report header.
 	Context string
 	Server  string
@@ -91,8 +94,17 @@ func NewLive(flags genericclioptions.RESTClientGetter, now func() time.Time) (*L
 		return nil, err
 	}
 	tables := &tableClient{cfg: cfg, clients: map[schema.GroupVersion]*rest.RESTClient{}}
+	plain, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	get := func(ctx context.Context, path string) ([]byte, error) {
+		// kubectl's Accept: a proxied exporter then answers in its text
+		// format, as it does for kubectl.
+		return plain.Discovery().RESTClient().Get().RequestURI(path).SetHeader("Accept", "application/json, */*").DoRaw(ctx)
+	}
 	return &Live{
-		Kube: kube, APIExtensions: ext, Dynamic: dyn, Tables: tables.get,
+		Kube: kube, APIExtensions: ext, Dynamic: dyn, Tables: tables.get, Get: get,
 		Context: contextName, Server: cfg.Host, Now: now,
 	}, nil
 }
@@ -112,6 +124,15 @@ func (l *Live) Info(ctx context.Context) (Info, error) {
 	}
 	info.ClusterID = string(ns.UID)
 	return info, nil
+}
+
+// Raw implements Source: one GET of path.
+func (l *Live) Raw(ctx context.Context, path string) ([]byte, time.Time, error) {
+	if l.Get == nil {
+		return nil, l.Now(), fmt.Errorf("GET %s: this client cannot make raw requests", path)
+	}
+	body, err := l.Get(ctx, path)
+	return body, l.Now(), err
 }
 
 // List implements Source, page by page.

@@ -151,7 +151,7 @@ func TestLiveListSlimsNodePods(t *testing.T) {
 		Spec: corev1.PodSpec{NodeName: "n1",
 			Containers:     []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Limits: gpu}}},
 			InitContainers: []corev1.Container{{Name: "i", Resources: corev1.ResourceRequirements{Requests: gpu}}}},
-		Status: corev1.PodStatus{Phase: corev1.PodRunning}}, p)
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}}, p)
 
 	got, _, err = l.List(context.Background(), Query{Resource: Pods, Namespace: "ns1"})
 	require.NoError(t, err)

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -356,6 +357,10 @@ func TestPrintErrors(t *testing.T) {
 type listSource struct {
 	objs map[string][]runtime.Object
 	at   time.Time
+}
+
+func (s listSource) Raw(_ context.Context, path string) ([]byte, time.Time, error) {
+	return nil, s.at, fmt.Errorf("GET %s: not served", path)
 }
 
 func (s listSource) List(_ context.Context, q Query) ([]runtime.Object, time.Time, error) {

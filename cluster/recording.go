@@ -35,9 +35,24 @@ type Recording struct {
 	Cluster    Info            `json:"cluster"`
 	Lists      []RecordedList  `json:"lists,omitempty"`
 	Tables     []RecordedTable `json:"tables,omitempty"`
+	Raws       []RecordedRaw   `json:"raws,omitempty"`
 
 	lists  map[string]*RecordedList
 	tables map[string]*RecordedTable
+	raws   map[string]*RecordedRaw
+}
+
+// RecordedRaw is the answer to a GET of an API server path: the body as
+// the server sent it, or the error.
+type RecordedRaw struct {
+	Path       string         `json:"path"`
+	CapturedAt time.Time      `json:"capturedAt"`
+	Body       string         `json:"body,omitempty"`
+	Error      *metav1.Status `json:"error,omitempty"`
+}
+
+func recordRaw(path string, body []byte, at time.Time, err error) RecordedRaw {
+	return RecordedRaw{Path: path, CapturedAt: at.UTC(), Body: string(body), Error: recordQuery(Query{}, at, err).Error}
 }
 
 // RecordedQuery is a Query as stored, with the answer's time and error.
@@ -152,7 +167,8 @@ func recordTable(q Query, t *metav1.Table, at time.Time, err error) RecordedTabl
 const NodeFieldSelector = "spec.nodeName="
 
 // slimPod keeps of a pod listed per node only what is read of the pods of
-// a node: what they request of it (name, labels and owners, phase, each
+// a node: what they request of it (name, labels and owners, phase and
+// readiness, each
 // container's name and resources, the pod overhead, its resource claims)
 // and how they might reach its devices other than by a request (a
 // privileged container, a hostPath volume and the containers mounting it,
@@ -206,7 +222,13 @@ func slimPod(o runtime.Object) {
 	p.Annotations = cdi
 	p.Spec = corev1.PodSpec{NodeName: p.Spec.NodeName, Containers: slim(p.Spec.Containers), InitContainers: slim(p.Spec.InitContainers),
 		Overhead: p.Spec.Overhead, Volumes: volumes, ResourceClaims: p.Spec.ResourceClaims}
-	p.Status = corev1.PodStatus{Phase: p.Status.Phase}
+	status := corev1.PodStatus{Phase: p.Status.Phase}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			status.Conditions = []corev1.PodCondition{{Type: c.Type, Status: c.Status}}
+		}
+	}
+	p.Status = status
 }
 
 // CDIAnnotationPrefix starts the pod annotations a container runtime with
@@ -293,6 +315,10 @@ func LoadRecording(name string, data []byte) (*Recording, error) {
 		}
 		r.tables[q.Key()] = t
 	}
+	r.raws = map[string]*RecordedRaw{}
+	for i := range r.Raws {
+		r.raws[r.Raws[i].Path] = &r.Raws[i]
+	}
 	return r, nil
 }
 
@@ -349,6 +375,19 @@ func (r *Recording) Table(_ context.Context, q Query) (*metav1.Table, time.Time,
 		return nil, time.Time{}, notRecorded(r.Cluster.Source, q)
 	}
 	return t.Table, t.CapturedAt, t.err()
+}
+
+// Raw implements Source.
+func (r *Recording) Raw(_ context.Context, path string) ([]byte, time.Time, error) {
+	g, ok := r.raws[path]
+	if !ok {
+		return nil, time.Time{}, fmt.Errorf("recording %s holds no answer to: get %s (record it again with `aiconform snapshot`)", r.Cluster.Source, path)
+	}
+	var err error
+	if g.Error != nil {
+		err = &apierrors.StatusError{ErrStatus: *g.Error}
+	}
+	return []byte(g.Body), g.CapturedAt, err
 }
 
 // Info implements Source.

@@ -20,6 +20,9 @@ type Source interface {
 	// Table returns the server's Table rendering of the same query, with
 	// each row's object decoded (metadata only), as kubectl receives it.
 	Table(ctx context.Context, q Query) (*metav1.Table, time.Time, error)
+	// Raw returns the body of a GET of an API server path, as `kubectl
+	// get --raw PATH` prints it: a proxied exporter's metrics, say.
+	Raw(ctx context.Context, path string) ([]byte, time.Time, error)
 	// Info describes the cluster and where the answers come from.
 	Info(ctx context.Context) (Info, error)
 }

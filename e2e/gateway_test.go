@@ -38,18 +38,7 @@ func TestGatewayOnRig(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(binDir, "traefik")); err != nil {
 		t.Fatalf("no traefik in %s: run `make tools` first", binDir)
 	}
-	dir, err := os.MkdirTemp("", "aiconform-gateway-")
-	require.NoError(t, err)
-	c, err := rig.Start(ctx, rig.Options{Dir: dir, BinDir: binDir, Progress: testLogWriter{t}})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		assert.NoError(t, c.Stop())
-		if t.Failed() {
-			t.Logf("rig and Traefik logs kept in %s", filepath.Join(dir, "logs"))
-		} else {
-			_ = os.RemoveAll(dir)
-		}
-	})
+	c := startRig(ctx, t, "gateway", binDir)
 	began := time.Now()
 	gw, err := c.InstallGateway(ctx, rig.OperatorOptions{BinDir: binDir, Progress: testLogWriter{t}})
 	require.NoError(t, err)

@@ -40,21 +40,9 @@ func startOperatorRig(ctx context.Context, t *testing.T, name string, servingOnl
 			t.Fatalf("no %s in %s: run `make tools` first", b, binDir)
 		}
 	}
-	dir, err := os.MkdirTemp("", "aiconform-"+name+"-")
-	require.NoError(t, err)
-	logw := testLogWriter{t}
-	c, err := rig.Start(ctx, rig.Options{Dir: dir, BinDir: binDir, Progress: logw})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		assert.NoError(t, c.Stop())
-		if t.Failed() {
-			t.Logf("rig and operator logs kept in %s", filepath.Join(dir, "logs"))
-		} else {
-			_ = os.RemoveAll(dir)
-		}
-	})
+	c := startRig(ctx, t, name, binDir)
 	t.Logf("rig ready after %.1fs", time.Since(began).Seconds())
-	opts := rig.OperatorOptions{BinDir: binDir, Progress: logw}
+	opts := rig.OperatorOptions{BinDir: binDir, Progress: testLogWriter{t}}
 	step := time.Now()
 	kserve, err := c.InstallKServe(ctx, opts)
 	require.NoError(t, err)
@@ -85,6 +73,25 @@ func startOperatorRig(ctx context.Context, t *testing.T, name string, servingOnl
 	require.NoError(t, err)
 	t.Logf("Kueue installed in %.1fs; %d webhooks; not served, not registered: %v", time.Since(step).Seconds(), len(kueue.Webhooks()), kueue.SkippedWebhooks())
 	return &operatorRig{Cluster: c, KServe: kserve, KubeRay: kuberay, Trainer: trainer, JobSet: jobset, TrainingOperator: training, Kueue: kueue, MetricsAdapter: adapter, BinDir: binDir}
+}
+
+// startRig starts a full rig of binDir's binaries, stopped when the test
+// ends; its logs are kept if the test failed.
+func startRig(ctx context.Context, t *testing.T, name, binDir string) *rig.Cluster {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "aiconform-"+name+"-")
+	require.NoError(t, err)
+	c, err := rig.Start(ctx, rig.Options{Dir: dir, BinDir: binDir, Progress: testLogWriter{t}})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		assert.NoError(t, c.Stop())
+		if t.Failed() {
+			t.Logf("rig logs kept in %s", filepath.Join(dir, "logs"))
+		} else {
+			_ = os.RemoveAll(dir)
+		}
+	})
+	return c
 }
 
 // restart starts a stopped operator again and waits until it leads, so

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 )
@@ -20,16 +22,34 @@ import (
 // private ranges is forbidden on the machines this runs on. The apiserver
 // is therefore configured to send all cluster traffic through this proxy,
 // which only lets loopback through.
+//
+// Some reads must reach something, though: an exporter's /metrics through
+// the pod proxy, which the API server refuses for a loopback pod IP. The
+// rig therefore owns a virtual range: an object may carry an address of
+// it (a pod's IP), and a listener of the rig's own on 127.0.0.1 stands
+// behind it. The proxy forwards a virtual address only to the loopback
+// listener registered for it (a file in the virtual/ folder beside its
+// socket, named by the address), and refuses one that has none.
 
 // loopback is the only destination range the egress proxy forwards to.
 var loopback = netip.MustParsePrefix("127.0.0.0/8")
+
+// VirtualRange is the rig's virtual range. No network of the machine's uses
+// it, and nothing in it is ever dialled: each address leads only to the
+// loopback listener registered for it.
+var VirtualRange = netip.MustParsePrefix("10.250.0.0/16")
+
+// virtualDir is where the proxy whose socket is socketPath finds the
+// virtual addresses registered for it.
+func virtualDir(socketPath string) string { return filepath.Join(filepath.Dir(socketPath), "virtual") }
 
 // EgressProxy is an HTTP CONNECT proxy on a unix socket that forwards only
 // to 127.0.0.0/8 and answers 403 to everything else. Every decision is
 // written as one line to its log.
 type EgressProxy struct {
-	ln  net.Listener
-	srv *http.Server
+	ln      net.Listener
+	srv     *http.Server
+	virtual string // the folder of registered virtual addresses
 
 	mu  sync.Mutex
 	log io.Writer
@@ -51,7 +71,7 @@ func ListenEgressProxy(socketPath string, logw io.Writer) (*EgressProxy, error) 
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", socketPath, err)
 	}
-	p := &EgressProxy{ln: ln, log: logw}
+	p := &EgressProxy{ln: ln, log: logw, virtual: virtualDir(socketPath)}
 	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = p.srv.Serve(ln) }()
 	return p, nil
@@ -85,6 +105,19 @@ func allowed(hostport string) (netip.AddrPort, error) {
 	return ap, nil
 }
 
+// resolve is where a CONNECT to hostport goes: loopback as it is, a
+// virtual address to the listener registered for it.
+func (p *EgressProxy) resolve(hostport string) (netip.AddrPort, error) {
+	if ap, err := netip.ParseAddrPort(hostport); err == nil && VirtualRange.Contains(ap.Addr().Unmap()) {
+		data, err := os.ReadFile(filepath.Join(p.virtual, ap.String()))
+		if err != nil {
+			return netip.AddrPort{}, fmt.Errorf("%s: no listener registered for this virtual address", ap)
+		}
+		return allowed(strings.TrimSpace(string(data)))
+	}
+	return allowed(hostport)
+}
+
 // ServeHTTP handles one CONNECT request.
 func (p *EgressProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodConnect {
@@ -93,7 +126,7 @@ func (p *EgressProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	target := r.Host
-	ap, err := allowed(target)
+	ap, err := p.resolve(target)
 	if err != nil {
 		p.logf("%s target=%s reason=%q", egressRefusedMarker, target, err.Error())
 		http.Error(w, "aiconform rig egress proxy: "+err.Error(), http.StatusForbidden)
@@ -117,7 +150,11 @@ func (p *EgressProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.logf("FAILED target=%s reason=%q", target, err.Error())
 		return
 	}
-	p.logf("ALLOWED target=%s", target)
+	if ap.String() != target {
+		p.logf("ALLOWED target=%s listener=%s", target, ap)
+	} else {
+		p.logf("ALLOWED target=%s", target)
+	}
 	if _, err := io.WriteString(conn, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
 		_ = conn.Close()
 		_ = upstream.Close()

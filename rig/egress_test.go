@@ -122,3 +122,33 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+func TestResolveVirtual(t *testing.T) {
+	dir := t.TempDir()
+	p := &EgressProxy{virtual: filepath.Join(dir, "virtual")}
+	require.NoError(t, os.MkdirAll(p.virtual, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(p.virtual, "10.250.0.2:9400"), []byte("127.0.0.1:41234\n"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(p.virtual, "10.250.0.3:9400"), []byte("10.244.0.3:9400\n"), 0o600))
+	for _, tt := range []struct {
+		target, to, err string
+	}{
+		{target: "10.250.0.2:9400", to: "127.0.0.1:41234"},
+		{target: "10.250.0.2:9401", err: "10.250.0.2:9401: no listener registered for this virtual address"},
+		{target: "10.250.0.9:9400", err: "no listener registered"},
+		// A registration that leaves loopback is refused like any target.
+		{target: "10.250.0.3:9400", err: "10.244.0.3 is outside 127.0.0.0/8"},
+		{target: "10.251.0.2:9400", err: "10.251.0.2 is outside 127.0.0.0/8"},
+		{target: "127.0.0.1:6443", to: "127.0.0.1:6443"},
+	} {
+		t.Run(tt.target, func(t *testing.T) {
+			ap, err := p.resolve(tt.target)
+			if tt.err != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.to, ap.String())
+		})
+	}
+}

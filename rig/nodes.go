@@ -27,6 +27,12 @@ const (
 	GPUCount                        = 8
 )
 
+// GPUNodePodCIDR is the GPU node's pods' range, in VirtualRange.
+const GPUNodePodCIDR = "10.250.1.0/24"
+
+// GPUDriverVersion is the NVIDIA driver the GPU node's labels report.
+const GPUDriverVersion = "570.133.20"
+
 // GPUNode returns the GPU node as the rig creates it: 8 nvidia.com/gpu in
 // capacity and allocatable, and the labels GPU Feature Discovery puts on
 // a node with eight H100s.
@@ -40,7 +46,7 @@ func GPUNode() *corev1.Node {
 		"nvidia.com/gpu.family":  "hopper",
 		// Its driver and CUDA runtime; whole GPUs, not shared, not
 		// virtualized.
-		"nvidia.com/cuda.driver-version.full":  "570.133.20",
+		"nvidia.com/cuda.driver-version.full":  GPUDriverVersion,
 		"nvidia.com/cuda.runtime-version.full": "12.8",
 		"nvidia.com/mig.capable":               "true",
 		"nvidia.com/gpu.sharing-strategy":      "none",
@@ -49,6 +55,10 @@ func GPUNode() *corev1.Node {
 	} {
 		n.Labels[k] = v
 	}
+	// kwok gives the node's pods addresses of this range: the rig's
+	// virtual range, where a listener registered with ServeVirtual (an
+	// exporter's metrics) answers the API server's pod proxy.
+	n.Spec.PodCIDR = GPUNodePodCIDR
 	gpus := *resource.NewQuantity(GPUCount, resource.DecimalSI)
 	n.Status.Capacity[GPUResource] = gpus
 	n.Status.Allocatable[GPUResource] = gpus

@@ -80,6 +80,8 @@ type Cluster struct {
 	procs    []*process
 	proxy    *EgressProxy // nil when the proxy runs as its own process
 	proxyLog *os.File
+	// virtual are the servers behind the rig's virtual addresses.
+	virtual  []*http.Server
 	stopOnce sync.Once
 	stopErr  error
 }
@@ -353,6 +355,9 @@ func (c *Cluster) Stop() error {
 			if err := c.procs[i].stop(10 * time.Second); err != nil {
 				errs = append(errs, err)
 			}
+		}
+		if err := c.stopVirtual(); err != nil {
+			errs = append(errs, fmt.Errorf("virtual addresses: %w", err))
 		}
 		if c.proxy != nil {
 			if err := c.proxy.Close(); err != nil {

@@ -279,7 +279,7 @@ func TestBuildRealTemplates(t *testing.T) {
 			if c.Version == "1.33" {
 				assert.Contains(t, itemOf(t, got, "dra_support").Notes, "or leave status and evidence empty to skip this SHOULD")
 			} else {
-				assert.Contains(t, itemOf(t, got, "accelerator_metrics").Notes, "a MUST that is not Implemented fails the submission")
+				assert.Contains(t, itemOf(t, got, "ai_service_metrics").Notes, "a MUST that is not Implemented fails the submission")
 			}
 			rc := itemOf(t, got, "robust_controller")
 			assert.Equal(t, "Implemented", rc.Status)

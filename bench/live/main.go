@@ -50,6 +50,7 @@ import (
 	"github.com/aiconform/aiconform/cluster"
 	"github.com/aiconform/aiconform/fixtures/scenarios"
 	"github.com/aiconform/aiconform/report"
+	"github.com/aiconform/aiconform/rig"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -154,6 +155,14 @@ func run() (err error) {
 	if err != nil {
 		return err
 	}
+	// What the GPU nodes' DCGM Exporter pods serve, behind their addresses,
+	// for the API server's pod proxy.
+	for _, mt := range objs.Metrics {
+		if err := c.ServeVirtual(mt.Addr, rig.MetricsHandler(mt.Body)); err != nil {
+			return err
+		}
+	}
+	step("the metrics of %d DCGM Exporter pods served behind their addresses", len(objs.Metrics))
 
 	m := &measurer{root: root, kubeconfig: c.Kubeconfig(), home: filepath.Join(tmp, "home"), step: step,
 		renew: func(ctx context.Context) error { return renewLeases(ctx, kube) }}

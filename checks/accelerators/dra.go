@@ -21,34 +21,9 @@ import (
 // draGroup is the Dynamic Resource Allocation API group; draVersion the
 // version the checks read, GA since Kubernetes 1.34.
 const (
-	draGroup   = "resource.k8s.io"
-	draVersion = "v1"
+	draGroup   = checks.DRAGroup
+	draVersion = checks.DRAVersion
 )
-
-//go:embed dra_drivers.yaml
-var draDriversYAML []byte
-
-// draDriver is one DRA driver dra_drivers.yaml knows.
-type draDriver struct {
-	Driver      string `yaml:"driver"`
-	Name        string `yaml:"name"`
-	Accelerator bool   `yaml:"accelerator"`
-}
-
-func draDrivers() ([]draDriver, error) {
-	return checks.Data[[]draDriver]("dra_drivers.yaml", draDriversYAML)
-}
-
-// describeDriver names a driver as dra_drivers.yaml knows it, with the name
-// it publishes under.
-func describeDriver(ds []draDriver, driver string) string {
-	for _, d := range ds {
-		if d.Driver == driver {
-			return d.Name + " (" + driver + ")"
-		}
-	}
-	return driver
-}
 
 // draServed reads the aggregator's registrations of the DRA group: whether
 // resource.k8s.io/v1 is served and Available, and what else is. why says
@@ -170,7 +145,7 @@ func (DRADevices) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "dra-devices", Title: "A DRA driver publishes devices, and a DeviceClass selects them",
 		Requirement: "dra_support",
-		Description: "Lists the ResourceSlices and DeviceClasses and groups the devices by driver (named from checks/accelerators/dra_drivers.yaml: NVIDIA, AMD, Intel, Google...): on which nodes, how many. A DeviceClass selects a driver when one of its CEL selectors compares device.driver with its name; one with no such selector may select any. Passes when a driver publishes devices and a DeviceClass selects them; warns when no class selects a driver that publishes; fails with no ResourceSlice (no driver publishes: no claim can be allocated) or no DeviceClass. Accelerator nodes (an accelerator resource in allocatable) that no accelerator driver publishes for are named: their accelerators are requested by count, through the device plugin. Skips when resource.k8s.io/v1 is not served (dra-apis says why).",
+		Description: "Lists the ResourceSlices and DeviceClasses and groups the devices by driver (named from checks/dra_drivers.yaml: NVIDIA, AMD, Intel, Google...): on which nodes, how many. A DeviceClass selects a driver when one of its CEL selectors compares device.driver with its name; one with no such selector may select any. Passes when a driver publishes devices and a DeviceClass selects them; warns when no class selects a driver that publishes; fails with no ResourceSlice (no driver publishes: no claim can be allocated) or no DeviceClass. Accelerator nodes (an accelerator resource in allocatable) that no accelerator driver publishes for are named: their accelerators are requested by count, through the device plugin. Skips when resource.k8s.io/v1 is not served (dra-apis says why).",
 		Remediation: "Install the accelerator vendor's DRA driver (NVIDIA's k8s-dra-driver-gpu, AMD's or Intel's), which publishes a ResourceSlice per node and installs DeviceClasses; `kubectl get resourceslices -o yaml` shows what it publishes.",
 	}
 }
@@ -181,7 +156,7 @@ func (DRADevices) Run(ctx context.Context, env *checks.Env) (checks.Result, erro
 	if ok, err := draSkipUnlessServed(ctx, env, &r); !ok {
 		return r, err
 	}
-	drivers, err := draDrivers()
+	drivers, err := checks.DRADrivers()
 	if err != nil {
 		return r, err
 	}
@@ -217,8 +192,8 @@ func (DRADevices) Run(ctx context.Context, env *checks.Env) (checks.Result, erro
 			where += fmt.Sprintf(" and %s for several nodes", checks.Plural(p.shared, "pool"))
 		}
 		cls := append(slices.Clone(selecting[p.driver]), selecting[""]...)
-		r.Table.Rows = append(r.Table.Rows, []string{describeDriver(drivers, p.driver), where, fmt.Sprint(p.devices), cmp.Or(strings.Join(cls, ", "), "none")})
-		if isAcceleratorDriver(drivers, p.driver) {
+		r.Table.Rows = append(r.Table.Rows, []string{checks.DescribeDriver(drivers, p.driver), where, fmt.Sprint(p.devices), cmp.Or(strings.Join(cls, ", "), "none")})
+		if checks.IsAcceleratorDriver(drivers, p.driver) {
 			for _, n := range p.nodes {
 				published[n] = true
 			}
@@ -227,10 +202,10 @@ func (DRADevices) Run(ctx context.Context, env *checks.Env) (checks.Result, erro
 			continue
 		}
 		if len(cls) == 0 {
-			unselected = append(unselected, describeDriver(drivers, p.driver))
+			unselected = append(unselected, checks.DescribeDriver(drivers, p.driver))
 			continue
 		}
-		shown = append(shown, fmt.Sprintf("%s publishes %s on %s; DeviceClass %s selects them", describeDriver(drivers, p.driver), checks.Plural(p.devices, "device"), where, strings.Join(cls, ", ")))
+		shown = append(shown, fmt.Sprintf("%s publishes %s on %s; DeviceClass %s selects them", checks.DescribeDriver(drivers, p.driver), checks.Plural(p.devices, "device"), where, strings.Join(cls, ", ")))
 	}
 	// The nodes only add a detail: a verdict on what drivers publish
 	// does not wait for them.
@@ -260,7 +235,7 @@ func (DRADevices) Run(ctx context.Context, env *checks.Env) (checks.Result, erro
 	case len(classes) == 0:
 		var names []string
 		for _, p := range pubs {
-			names = append(names, describeDriver(drivers, p.driver))
+			names = append(names, checks.DescribeDriver(drivers, p.driver))
 		}
 		r.Finish(checks.Fail, "devices are published (%s), but there is no DeviceClass: a claim requests devices of a class", strings.Join(names, ", "))
 	case len(shown) == 0 && len(unselected) > 0:
@@ -271,15 +246,6 @@ func (DRADevices) Run(ctx context.Context, env *checks.Env) (checks.Result, erro
 		r.Finish(checks.Pass, "%s", checks.CapLines(shown, 3, "; "))
 	}
 	return r, nil
-}
-
-func isAcceleratorDriver(ds []draDriver, driver string) bool {
-	for _, d := range ds {
-		if d.Driver == driver {
-			return d.Accelerator
-		}
-	}
-	return false
 }
 
 // publishers sums the slices by driver, in driver order.
@@ -419,42 +385,4 @@ func allocatedNode(a *resourcev1.AllocationResult) string {
 		}
 	}
 	return ""
-}
-
-// draAcceleratorNodes are the nodes an accelerator driver of
-// dra_drivers.yaml publishes devices for, each with those drivers; none
-// when the DRA API is not registered. It adds no evidence of its own:
-// dra-devices shows the same slices.
-func draAcceleratorNodes(ctx context.Context, env *checks.Env) (map[string][]string, error) {
-	services, err := checks.List[*unstructured.Unstructured](ctx, env, cluster.Query{Resource: cluster.APIServices})
-	if err != nil {
-		return nil, err
-	}
-	registered := slices.ContainsFunc(services, func(s *unstructured.Unstructured) bool {
-		group, _, _ := unstructured.NestedString(s.Object, "spec", "group")
-		version, _, _ := unstructured.NestedString(s.Object, "spec", "version")
-		return group == draGroup && version == draVersion
-	})
-	if !registered {
-		return nil, nil
-	}
-	drivers, err := draDrivers()
-	if err != nil {
-		return nil, err
-	}
-	rslices, err := checks.List[*resourcev1.ResourceSlice](ctx, env, cluster.Query{Resource: cluster.ResourceSlices})
-	if err != nil {
-		return nil, err
-	}
-	nodes := map[string][]string{}
-	for _, s := range rslices {
-		n := s.Spec.NodeName
-		if n == nil || *n == "" || len(s.Spec.Devices) == 0 || !isAcceleratorDriver(drivers, s.Spec.Driver) {
-			continue
-		}
-		if !slices.Contains(nodes[*n], s.Spec.Driver) {
-			nodes[*n] = append(nodes[*n], s.Spec.Driver)
-		}
-	}
-	return nodes, nil
 }

@@ -46,7 +46,7 @@ func (DRAProbe) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "dra-probe", Title: "A claim for a device of a DeviceClass is allocated, and its pod bound where the device is",
 		Requirement: "dra_support", Probe: true,
-		Description: "Under --probe only. Picks a DeviceClass that selects a driver publishing devices on a Ready node (an accelerator driver of checks/accelerators/dra_drivers.yaml first). Creates a ResourceClaimTemplate asking for exactly one device of it, and a pod that uses the template (--probe-image, non-root, CPU and memory limits, a deadline; it tolerates taints named after accelerator resources). Watches the pod and the claims of the run's namespace (no polling), with a timeline: the claim the controller makes from the template, its allocation (driver, pool, device, node), the pod's binding. Passes when the claim is allocated a device and the pod is bound to the node the allocation names, within the probe timeout; then deletes the pod and reports whether the claim was collected with it. Fails when the claim is not allocated or the pod not bound, quoting the scheduler. Skips when no class selects devices on a Ready node.",
+		Description: "Under --probe only. Picks a DeviceClass that selects a driver publishing devices on a Ready node (an accelerator driver of checks/dra_drivers.yaml first). Creates a ResourceClaimTemplate asking for exactly one device of it, and a pod that uses the template (--probe-image, non-root, CPU and memory limits, a deadline; it tolerates taints named after accelerator resources). Watches the pod and the claims of the run's namespace (no polling), with a timeline: the claim the controller makes from the template, its allocation (driver, pool, device, node), the pod's binding. Passes when the claim is allocated a device and the pod is bound to the node the allocation names, within the probe timeout; then deletes the pod and reports whether the claim was collected with it. Fails when the claim is not allocated or the pod not bound, quoting the scheduler. Skips when no class selects devices on a Ready node.",
 		Remediation: "A claim not allocated: the scheduler's message on the pod says why (no device matches the class's selectors, all devices allocated, the driver's slices on NotReady nodes). A pod bound but not running: the driver's kubelet plugin must prepare the device on that node.",
 	}
 }
@@ -158,7 +158,7 @@ func (DRAProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, error)
 // tolerate are the taints of those nodes named after accelerator
 // resources.
 func draProbeClass(ctx context.Context, env *checks.Env) (class, driver string, tolerate []string, err error) {
-	drivers, err := draDrivers()
+	drivers, err := checks.DRADrivers()
 	if err != nil {
 		return "", "", nil, err
 	}
@@ -187,7 +187,7 @@ func draProbeClass(ctx context.Context, env *checks.Env) (class, driver string, 
 		}
 	}
 	rank := func(d string) int {
-		if isAcceleratorDriver(drivers, d) {
+		if checks.IsAcceleratorDriver(drivers, d) {
 			return 0
 		}
 		return 1

@@ -92,13 +92,13 @@ func labelledNodes(ctx context.Context, env *checks.Env, r *checks.Result) (out 
 	if err != nil {
 		return nil, err
 	}
-	nodes, dra, err := AcceleratorNodes(ctx, env, r)
+	nodes, dra, err := checks.AcceleratorNodes(ctx, env, r)
 	if nodes == nil {
 		return nil, err
 	}
 	var rslices []*resourcev1.ResourceSlice
 	if len(dra) > 0 {
-		// Listed already by AcceleratorNodes: served from the run's cache.
+		// Listed already by checks.AcceleratorNodes: served from the run's cache.
 		if rslices, err = checks.List[*resourcev1.ResourceSlice](ctx, env, cluster.Query{Resource: cluster.ResourceSlices}); err != nil {
 			return nil, err
 		}
@@ -119,33 +119,6 @@ func labelledNodes(ctx context.Context, env *checks.Env, r *checks.Result) (out 
 		out = append(out, ln)
 	}
 	return out, nil
-}
-
-// AcceleratorNodes are the nodes with accelerators, in name order: those
-// advertising an accelerator resource, and those an accelerator DRA driver
-// of dra_drivers.yaml publishes devices for (dra names those drivers by
-// node). With none, r skips, saying so, and nodes is nil; a node list the
-// cluster refuses is shown in r's evidence as kubectl would meet it.
-func AcceleratorNodes(ctx context.Context, env *checks.Env, r *checks.Result) (nodes []*corev1.Node, dra map[string][]string, err error) {
-	all, err := checks.List[*corev1.Node](ctx, env, cluster.Query{Resource: cluster.Nodes})
-	if err != nil {
-		r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Nodes}}, "")
-		return nil, nil, err
-	}
-	if dra, err = draAcceleratorNodes(ctx, env); err != nil {
-		return nil, nil, fmt.Errorf("the nodes DRA drivers publish accelerators for: %w", err)
-	}
-	for _, n := range all {
-		if len(checks.AcceleratorResources(n)) > 0 || dra[n.Name] != nil {
-			nodes = append(nodes, n)
-		}
-	}
-	if len(nodes) == 0 {
-		r.Finish(checks.Skip, "none of %d nodes has an accelerator (no accelerator resource, no accelerator DRA driver's devices)", len(all))
-		return nil, nil, nil
-	}
-	slices.SortFunc(nodes, func(a, b *corev1.Node) int { return strings.Compare(a.Name, b.Name) })
-	return nodes, dra, nil
 }
 
 // deviceAttributes are the values, as text, that the devices of the

@@ -436,6 +436,8 @@ func TestChecksOnFakeCluster(t *testing.T) {
 				{"accelerator-drivers", "", checks.Fail, "no driver version reported by 4 accelerator nodes: amd-node-1 (AMD), gaudi-node-1 (a vendor node_labels.yaml does not know), intel-node-1 (Intel), mig-node-1 (NVIDIA)"},
 				// The MIG node's partitions are resources of their own.
 				{"gpu-sharing", "", checks.Pass, "MIG partitions as resources (nvidia.com/mig-1g.10gb) on mig-node-1"},
+				// Only gpu-node-1 runs an exporter.
+				{"accelerator-metrics", "", checks.Fail, "4 of 5 accelerator nodes without per-accelerator utilization and memory: node amd-node-1: no accelerator metrics exporter pod runs on it"},
 			},
 		},
 		{
@@ -449,6 +451,7 @@ func TestChecksOnFakeCluster(t *testing.T) {
 				{"gpu-allocatable", "", checks.Fail, "node mig-node-1 has nvidia.com/mig-1g.10gb allocatable 0 of capacity 7"},
 				{"gpu-device-plugin", "", checks.Fail, "node mig-node-1 advertises nvidia.com/mig-1g.10gb, but no pod of device plugin DaemonSet kube-system/nvidia-device-plugin-daemonset runs on it"},
 				{"accelerator-drivers", "", checks.Fail, "no driver version reported by 1 accelerator node: mig-node-1 (NVIDIA)"},
+				{"accelerator-metrics", "", checks.Fail, "1 of 2 accelerator nodes without per-accelerator utilization and memory: node mig-node-1: no accelerator metrics exporter pod runs on it"},
 			},
 		},
 		{
@@ -469,6 +472,7 @@ func TestChecksOnFakeCluster(t *testing.T) {
 				{"accelerator-drivers", "", checks.Skip, "none of 2 nodes has an accelerator"},
 				{"gpu-sharing", "", checks.Skip, "none of 2 nodes has an accelerator"},
 				{"vgpu-exposed", "", checks.Skip, "none of 2 nodes has an accelerator"},
+				{"accelerator-metrics", "", checks.Skip, "none of 2 nodes has an accelerator"},
 			},
 		},
 		{
@@ -483,6 +487,7 @@ func TestChecksOnFakeCluster(t *testing.T) {
 				{"accelerator-drivers", "", checks.Skip, "none of 0 nodes has an accelerator"},
 				{"gpu-sharing", "", checks.Skip, "none of 0 nodes has an accelerator"},
 				{"vgpu-exposed", "", checks.Skip, "none of 0 nodes has an accelerator"},
+				{"accelerator-metrics", "", checks.Skip, "none of 0 nodes has an accelerator"},
 				{"sandbox-runtimes", "", checks.Warn, "RuntimeClass gvisor (gVisor, handler runsc) admits no Ready, schedulable node"},
 			},
 		},
@@ -584,6 +589,7 @@ func TestForbiddenIsError(t *testing.T) {
 				{"gpu-sharing", "", checks.Error, "list nodes.v1: nodes is forbidden"},
 				{"vgpu-exposed", "", checks.Error, "list nodes.v1: nodes is forbidden"},
 				{"sandbox-runtimes", "", checks.Error, "list nodes.v1: nodes is forbidden"},
+				{"accelerator-metrics", "", checks.Error, "list nodes.v1: nodes is forbidden"},
 			},
 		},
 		{
@@ -597,6 +603,7 @@ func TestForbiddenIsError(t *testing.T) {
 				{"accelerator-drivers", "", checks.Error, "the nodes DRA drivers publish accelerators for: list resourceslices.v1.resource.k8s.io: resourceslices.resource.k8s.io is forbidden"},
 				{"gpu-sharing", "", checks.Error, "the nodes DRA drivers publish accelerators for: list resourceslices.v1.resource.k8s.io: resourceslices.resource.k8s.io is forbidden"},
 				{"vgpu-exposed", "", checks.Error, "the nodes DRA drivers publish accelerators for: list resourceslices.v1.resource.k8s.io: resourceslices.resource.k8s.io is forbidden"},
+				{"accelerator-metrics", "", checks.Error, "the nodes DRA drivers publish accelerators for: list resourceslices.v1.resource.k8s.io: resourceslices.resource.k8s.io is forbidden"},
 			},
 		},
 		{
@@ -617,6 +624,7 @@ func TestForbiddenIsError(t *testing.T) {
 				{"controller-lease", "widgets", checks.Error, "list pods.v1 in namespace demo-system with labels app=widget-controller: pods is forbidden"},
 				{"gpu-device-plugin", "", checks.Error, "list pods.v1 in namespace kube-system with labels name=nvidia-device-plugin-ds: pods is forbidden"},
 				{"device-access-mediated", "", checks.Error, "pods on node gpu-node-1: list pods.v1 with fields spec.nodeName=gpu-node-1: pods is forbidden"},
+				{"accelerator-metrics", "", checks.Error, "pods on node gpu-node-1: list pods.v1 with fields spec.nodeName=gpu-node-1: pods is forbidden"},
 			},
 		},
 		{
@@ -683,6 +691,7 @@ func TestForbiddenIsError(t *testing.T) {
 			refuse: refusal{"kube", "apps", "daemonsets"},
 			errored: []expect{
 				{"gpu-device-plugin", "", checks.Error, "list daemonsets.v1.apps: daemonsets.apps is forbidden: User \"auditor\" cannot list resource \"daemonsets\""},
+				{"accelerator-metrics", "", checks.Error, "list daemonsets.v1.apps: daemonsets.apps is forbidden"},
 			},
 		},
 		{

@@ -334,6 +334,17 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 			},
 		},
 		{
+			// Two of the GPU node's 8 GPUs have no series.
+			scenario: "gpu-metrics-missing",
+			want: append(append(allPass("kserve"), allPass("kuberay")...),
+				gpuPass, pluginPass,
+				expect{"accelerator-metrics", "", checks.Fail, "1 of 1 accelerator node without per-accelerator utilization and memory: node gpu-node-1: NVIDIA DCGM Exporter (nvidia-dcgm-exporter-"}),
+			verdicts: []expectVerdict{
+				{requirement: "accelerator_metrics", status: checks.NotImplemented, result: checks.Fail,
+					conclusion: "serves utilization series for 6 of 8 accelerators, memory series for 6 of 8 accelerators"},
+			},
+		},
+		{
 			scenario: "device-plugin-missing",
 			want: append(append(allPass("kserve"), allPass("kuberay")...),
 				gpuPass,

@@ -6,6 +6,7 @@ import (
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/checks/accelerators"
 	"github.com/aiconform/aiconform/checks/networking"
+	"github.com/aiconform/aiconform/checks/observability"
 	"github.com/aiconform/aiconform/checks/operator"
 	"github.com/aiconform/aiconform/checks/scheduling"
 	"github.com/aiconform/aiconform/checks/security"
@@ -45,6 +46,7 @@ func Registry() []checks.Check {
 		scheduling.AcceleratorNodeGroups{},
 		scheduling.AcceleratorScaleUps{},
 		scheduling.ScaleUpProbe{},
+		observability.AcceleratorMetrics{},
 		security.DeviceAccessMediated{},
 		security.DeviceIsolationProbe{},
 		security.SandboxRuntimes{},

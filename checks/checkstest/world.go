@@ -18,6 +18,7 @@ import (
 
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/cluster"
+	"github.com/aiconform/aiconform/rig"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -134,6 +135,9 @@ type World struct {
 	// Gateway API objects (classes, gateways, routes), served when its
 	// CRDs are in CRDs.
 	Gateways []*unstructured.Unstructured
+	// Raw are the bodies of GETs of API server paths (an exporter's
+	// metrics through the pod proxy); other paths are not found.
+	Raw map[string]string
 }
 
 // NewWorld is the healthy world, which tests then change.
@@ -245,6 +249,23 @@ func NewWorld(t testing.TB) *World {
 		HTTPRoute("ml", "llm", "inference/gw", "example.com/gateway-controller", "True", "True", []int64{80, 20}, "x-model"),
 	}
 
+	// NVIDIA's DCGM Exporter runs on the GPU node and serves each GPU's
+	// metrics.
+	dcgmLabels := map[string]string{"app": "nvidia-dcgm-exporter"}
+	dcgm := &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "gpu-operator", Name: "nvidia-dcgm-exporter", UID: "uid-dcgm"},
+		Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: dcgmLabels}, Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: dcgmLabels},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "nvidia-dcgm-exporter", Image: "nvcr.io/nvidia/k8s/dcgm-exporter:4.2.3-4.1.3-ubuntu22.04"}}},
+		}},
+		Status: appsv1.DaemonSetStatus{DesiredNumberScheduled: 1, CurrentNumberScheduled: 1, NumberReady: 1, NumberAvailable: 1},
+	}
+	dcgmPod := ReadyPod("gpu-operator", "nvidia-dcgm-exporter-x7k2p", dcgmLabels, "gpu-node-1")
+	dcgmPod.OwnerReferences = Owner("DaemonSet", dcgm.Name, dcgm.UID)
+	w.ExtraDaemonSets = append(w.ExtraDaemonSets, dcgm)
+	w.Pods = append(w.Pods, dcgmPod)
+	w.Raw = map[string]string{DCGMPath: string(rig.DCGMMetrics("gpu-node-1", 8, "570.124.06"))}
+
 	// gVisor runs pods in a sandbox on any node.
 	w.RuntimeClasses = []*nodev1.RuntimeClass{{ObjectMeta: metav1.ObjectMeta{Name: "gvisor"}, Handler: "runsc"}}
 
@@ -267,6 +288,10 @@ func NewWorld(t testing.TB) *World {
 	})
 	return w
 }
+
+// DCGMPath is where the world's DCGM Exporter pod serves its metrics,
+// through the API server's pod proxy.
+const DCGMPath = "/api/v1/namespaces/gpu-operator/pods/nvidia-dcgm-exporter-x7k2p:9400/proxy/metrics"
 
 // NodePoolsGVR and NodeClaimsGVR are Karpenter's.
 var (
@@ -391,6 +416,9 @@ type FakeCluster struct {
 	Kube *kubefake.Clientset
 	Ext  *apiextensionsfake.Clientset
 	Dyn  *dynamicfake.FakeDynamicClient
+	// Get, when set, answers GETs of paths instead of the world's Raw.
+	Get func(path string) ([]byte, error)
+	raw map[string]string
 }
 
 // Serve serves the world with client-go's fakes.
@@ -471,6 +499,7 @@ func (w *World) Serve() *FakeCluster {
 		dyn = append(dyn, o)
 	}
 	f := &FakeCluster{
+		raw:  w.Raw,
 		Kube: kubefake.NewClientset(kube...),
 		Ext:  apiextensionsfake.NewClientset(ext...),
 		Dyn: dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
@@ -533,7 +562,19 @@ func (w *World) Serve() *FakeCluster {
 // Cache is a run's view of the fake cluster. The fakes cannot render
 // Tables, so evidence steps say so; verdicts do not depend on them.
 func (f *FakeCluster) Cache() *cluster.Cache {
-	return cluster.NewCache(&cluster.Live{Kube: f.Kube, APIExtensions: f.Ext, Dynamic: f.Dyn, Now: FixedNow})
+	return cluster.NewCache(&cluster.Live{Kube: f.Kube, APIExtensions: f.Ext, Dynamic: f.Dyn, Now: FixedNow, Get: f.get})
+}
+
+// get answers a GET of a path from the world's Raw bodies.
+func (f *FakeCluster) get(_ context.Context, path string) ([]byte, error) {
+	if f.Get != nil {
+		return f.Get(path)
+	}
+	body, ok := f.raw[path]
+	if !ok {
+		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "pods/proxy"}, path)
+	}
+	return []byte(body), nil
 }
 
 // Run runs every check of registry against the fake cluster.

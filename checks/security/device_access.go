@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/aiconform/aiconform/checks"
-	"github.com/aiconform/aiconform/checks/accelerators"
 	"github.com/aiconform/aiconform/cluster"
 	corev1 "k8s.io/api/core/v1"
 )
@@ -98,7 +97,7 @@ type accelNode struct {
 // Run implements checks.Check.
 func (DeviceAccessMediated) Run(ctx context.Context, env *checks.Env) (checks.Result, error) {
 	var r checks.Result
-	nodes, _, err := accelerators.AcceleratorNodes(ctx, env, &r)
+	nodes, _, err := checks.AcceleratorNodes(ctx, env, &r)
 	if nodes == nil {
 		return r, err
 	}

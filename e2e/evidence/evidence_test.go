@@ -91,4 +91,5 @@ var faults = map[string]struct {
 	"gpu-time-slicing":      {"gpu-sharing", "", checks.Pass},
 	"gvisor-sandbox":        {"sandbox-runtimes", "", checks.Pass},
 	"gateway-backend-gone":  {"httproutes-accepted", "", checks.Fail},
+	"gpu-metrics-missing":   {"accelerator-metrics", "", checks.Fail},
 }

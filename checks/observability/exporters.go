@@ -1,0 +1,122 @@
+package observability
+
+import (
+	_ "embed"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/aiconform/aiconform/checks"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	corev1 "k8s.io/api/core/v1"
+)
+
+//go:embed exporters.yaml
+var exportersYAML []byte
+
+// exporter is one entry of exporters.yaml.
+type exporter struct {
+	Name         string              `yaml:"name"`
+	Resources    []string            `yaml:"resources"`
+	Images       []string            `yaml:"images"`
+	Port         int                 `yaml:"port"`
+	Path         string              `yaml:"path"`
+	DeviceLabels []string            `yaml:"deviceLabels"`
+	Prefixes     []string            `yaml:"prefixes"`
+	Metrics      map[string][]string `yaml:"metrics"`
+}
+
+func exporters() ([]exporter, error) {
+	return checks.Data[[]exporter]("exporters.yaml", exportersYAML)
+}
+
+// The kinds of metric the requirement names: per accelerator utilization
+// and memory must be there; the others are reported when the hardware
+// gives them.
+var (
+	requiredKinds = []string{"utilization", "memory"}
+	optionalKinds = []string{"temperature", "power", "interconnect"}
+)
+
+// serves says whether the exporter is for a node with these accelerator
+// resources: one of its vendor's (nvidia.com/gpu stands for nvidia.com/*,
+// MIG partitions too).
+func (e exporter) serves(res map[corev1.ResourceName]bool) bool {
+	for r := range res {
+		domain, _, _ := strings.Cut(string(r), "/")
+		if slices.ContainsFunc(e.Resources, func(mine string) bool { return strings.HasPrefix(mine, domain+"/") }) {
+			return true
+		}
+	}
+	return false
+}
+
+// isImage says whether a container image is the exporter's.
+func (e exporter) isImage(image string) bool {
+	return slices.ContainsFunc(e.Images, func(s string) bool { return strings.Contains(image, s) })
+}
+
+// names are the metric names of a kind, with each prefix the exporter may
+// be given.
+func (e exporter) names(kind string) []string {
+	prefixes := e.Prefixes
+	if len(prefixes) == 0 {
+		prefixes = []string{""}
+	}
+	var out []string
+	for _, n := range e.Metrics[kind] {
+		for _, p := range prefixes {
+			out = append(out, p+n)
+		}
+	}
+	return out
+}
+
+// scrape is what an exporter served, by kind of metric: the devices that
+// have a series of it, and the names of the metrics found.
+type scrape struct {
+	devices map[string]map[string]bool // kind -> device -> true
+	found   map[string][]string        // kind -> metric names present
+}
+
+// parseScrape reads a body in the Prometheus text exposition format, with
+// the Prometheus project's own parser, and sorts its series by kind and
+// device.
+func (e exporter) parseScrape(body []byte) (scrape, error) {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(string(body)))
+	if err != nil {
+		return scrape{}, fmt.Errorf("not the Prometheus text format: %w", err)
+	}
+	s := scrape{devices: map[string]map[string]bool{}, found: map[string][]string{}}
+	for _, kind := range append(slices.Clone(requiredKinds), optionalKinds...) {
+		s.devices[kind] = map[string]bool{}
+		for _, name := range e.names(kind) {
+			f, ok := families[name]
+			if !ok {
+				continue
+			}
+			s.found[kind] = append(s.found[kind], name)
+			for _, m := range f.GetMetric() {
+				if d := e.device(m); d != "" {
+					s.devices[kind][d] = true
+				}
+			}
+		}
+	}
+	return s, nil
+}
+
+// device is the device a series is about, "" when no label says.
+func (e exporter) device(m *dto.Metric) string {
+	for _, want := range e.DeviceLabels {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == want && l.GetValue() != "" {
+				return l.GetValue()
+			}
+		}
+	}
+	return ""
+}

@@ -1,0 +1,64 @@
+package rig
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// ServeVirtual serves h on a loopback port of its own and registers it
+// behind addr, an address of VirtualRange: a pod whose IP and port are
+// addr is then reachable through the API server's pod proxy (`kubectl get
+// --raw .../pods/NAME:PORT/proxy/...`), and only so. It serves until the
+// rig stops.
+func (c *Cluster) ServeVirtual(addr netip.AddrPort, h http.Handler) error {
+	if !VirtualRange.Contains(addr.Addr()) {
+		return fmt.Errorf("%s is outside the rig's virtual range %s", addr, VirtualRange)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	dir := virtualDir(c.state.EgressSocket)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		_ = srv.Close()
+		return err
+	}
+	// Written whole, then renamed: the proxy never reads half an address.
+	file := filepath.Join(dir, addr.String())
+	tmp := file + ".tmp"
+	if err := os.WriteFile(tmp, []byte(ln.Addr().String()+"\n"), 0o600); err != nil {
+		_ = srv.Close()
+		return err
+	}
+	if err := os.Rename(tmp, file); err != nil {
+		_ = srv.Close()
+		return err
+	}
+	c.mu.Lock()
+	c.virtual = append(c.virtual, srv)
+	c.mu.Unlock()
+	return nil
+}
+
+// stopVirtual closes the listeners behind the virtual addresses.
+func (c *Cluster) stopVirtual() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	var errs []error
+	for _, srv := range c.virtual {
+		if err := srv.Shutdown(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	c.virtual = nil
+	return errors.Join(errs...)
+}
