@@ -91,23 +91,20 @@ func (AcceleratorMetrics) Run(ctx context.Context, env *checks.Env) (checks.Resu
 		nm.read(ctx, env, pods, owners)
 	})
 
-	var failed, partial, shown []string
+	var failed, partial []string
 	for _, nm := range results {
 		if nm.forbid != nil {
 			return r, nm.forbid
 		}
-		switch {
-		case nm.problem != "":
+		if nm.problem != "" {
 			failed = append(failed, "node "+nm.node.Name+": "+nm.problem)
-		default:
-			if missing := nm.missingOptional(); len(missing) > 0 {
-				partial = append(partial, fmt.Sprintf("node %s: no %s series", nm.node.Name, strings.Join(missing, ", ")))
-			}
-			shown = append(shown, nm.node.Name)
+		} else if missing := nm.missingOptional(); len(missing) > 0 {
+			partial = append(partial, fmt.Sprintf("node %s: no %s series", nm.node.Name, strings.Join(missing, ", ")))
 		}
 	}
 	r.Table = metricsTable(results)
-	r.Details = append(r.Details, partial...)
+	// Every node named, where the reason names only the first few.
+	r.Details = append(append(r.Details, failed...), partial...)
 	// A few series verbatim: the first two nodes that served them.
 	shownEvidence := 0
 	for _, nm := range results {

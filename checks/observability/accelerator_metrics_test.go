@@ -57,10 +57,11 @@ func TestAcceleratorMetrics(t *testing.T) {
 		{Name: "two GPUs without series", Edit: func(w *checkstest.World) {
 			w.Raw[checkstest.DCGMPath] = string(rig.DCGMMetrics("gpu-node-1", 6, "570.124.06"))
 		}, Status: checks.Fail,
-			Reason: "node gpu-node-1: NVIDIA DCGM Exporter (nvidia-dcgm-exporter-x7k2p) serves utilization series for 6 of 8 accelerators, memory series for 6 of 8 accelerators"},
+			Reason:  "node gpu-node-1: NVIDIA DCGM Exporter (nvidia-dcgm-exporter-x7k2p) serves utilization series for 6 of 8 accelerators, memory series for 6 of 8 accelerators",
+			Details: []string{"node gpu-node-1: NVIDIA DCGM Exporter (nvidia-dcgm-exporter-x7k2p) serves utilization series for 6 of 8 accelerators, memory series for 6 of 8 accelerators"}},
 		{Name: "no memory", Edit: withoutLines("DCGM_FI_DEV_FB_USED"), Status: checks.Fail, Reason: "serves no memory series"},
 		{Name: "no power, no NVLink", Edit: withoutLines("DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL"), Status: checks.Warn,
-			Reason: "NVIDIA DCGM Exporter serves utilization and memory for each of 8 accelerators on 1 accelerator node; node gpu-node-1: no power, interconnect series"},
+			Reason: "NVIDIA DCGM Exporter serves utilization and memory for each of 8 accelerators on 1 accelerator node; node gpu-node-1: no power, interconnect series", Details: []string{"node gpu-node-1: no power, interconnect series"}},
 		{Name: "not the Prometheus format", Edit: func(w *checkstest.World) { w.Raw[checkstest.DCGMPath] = "<html>login</html>\n" }, Status: checks.Fail,
 			Reason: "node gpu-node-1: NVIDIA DCGM Exporter's metrics: not the Prometheus text format"},
 		{Name: "metrics do not answer", Edit: func(w *checkstest.World) { delete(w.Raw, checkstest.DCGMPath) }, Status: checks.Fail,
