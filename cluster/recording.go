@@ -168,12 +168,11 @@ const NodeFieldSelector = "spec.nodeName="
 
 // slimPod keeps of a pod listed per node only what is read of the pods of
 // a node: what they request of it (name, labels and owners, phase and
-// readiness, each
-// container's name and resources, the pod overhead, its resource claims)
-// and how they might reach its devices other than by a request (a
-// privileged container, a hostPath volume and the containers mounting it,
-// an *_VISIBLE_DEVICES variable a container runtime hook honours, a CDI
-// annotation). On a cluster of thousands of accelerator nodes these lists
+// readiness, each container's name and resources, the pod overhead, its
+// resource claims) and how they might reach its devices other than by a
+// request (a privileged container, a hostPath volume and the containers
+// mounting it, an *_VISIBLE_DEVICES variable a container runtime hook
+// honours, a CDI annotation). On a cluster of thousands of accelerator nodes these lists
 // hold a quarter of its pods, and their specs and statuses are most of a
 // run's memory.
 func slimPod(o runtime.Object) {

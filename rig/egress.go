@@ -44,8 +44,9 @@ var VirtualRange = netip.MustParsePrefix("10.250.0.0/16")
 func virtualDir(socketPath string) string { return filepath.Join(filepath.Dir(socketPath), "virtual") }
 
 // EgressProxy is an HTTP CONNECT proxy on a unix socket that forwards only
-// to 127.0.0.0/8 and answers 403 to everything else. Every decision is
-// written as one line to its log.
+// to 127.0.0.0/8, and a virtual address only to the loopback listener
+// registered for it, and answers 403 to everything else. Every decision
+// is written as one line to its log.
 type EgressProxy struct {
 	ln      net.Listener
 	srv     *http.Server
