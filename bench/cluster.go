@@ -225,7 +225,7 @@ func Workload(size Size, now time.Time) *Objects {
 				addr := netip.AddrPortFrom(netip.MustParseAddr(p.Status.PodIP), uint16(a.port))
 				objs.Metrics = append(objs.Metrics, Metrics{Addr: addr,
 					Path: fmt.Sprintf("/api/v1/namespaces/%s/pods/%s:%d/proxy/metrics", p.Namespace, p.Name, a.port),
-					Body: rig.DCGMMetrics(n.Name, 8, "570.133.20")})
+					Body: rig.DCGMMetrics(n.Name, 8, rig.GPUDriverVersion)})
 			}
 		}
 	}
