@@ -53,7 +53,7 @@ func assertHealthy(t *testing.T, r Run) {
 			assert.Equal(t, checks.Skip, res.Status, "%s %s: %s", res.Check.ID, res.Operator, res.Reason)
 		}
 	}
-	assert.Len(t, seen, 39, "six read-only checks for each of three operators, Kueue's two gang checks, and the nineteen cluster-wide read-only checks: %v", seen)
+	assert.Len(t, seen, 41, "six read-only checks for each of three operators, Kueue's two gang checks, and the twenty-one cluster-wide read-only checks: %v", seen)
 	for _, v := range r.Verdicts {
 		if v.Requirement.ID == "gpu_sharing" || v.Requirement.ID == "virtualized_accelerator" {
 			assert.Equal(t, checks.NotImplemented, v.Status, v.Conclusion)
@@ -108,10 +108,19 @@ func TestCheckAllReadsEachQueryOnce(t *testing.T) {
 		}
 	}
 	assert.Equal(t, Production.GPUNodes, perNode, "one LIST of pods per GPU node, by spec.nodeName")
-	assert.Len(t, calls.Raws, Production.GPUNodes, "one GET of an exporter's metrics per GPU node")
+	exporters, prometheus := 0, 0
 	for path, n := range calls.Raws {
 		assert.Equal(t, 1, n, "GET %s", path)
+		if strings.HasPrefix(path, strings.TrimSuffix(PrometheusTargetsPath, "api/v1/targets")) {
+			prometheus++
+		} else {
+			exporters++
+		}
 	}
+	assert.Equal(t, Production.GPUNodes, exporters, "one GET of an exporter's metrics per GPU node")
+	// All its targets, one scrape pool for the evidence, and the query of
+	// the exporters' series, which this recorded server does not answer.
+	assert.Equal(t, 3, prometheus, "GETs of the Prometheus server's API")
 	t.Logf("%d LISTs, %d Tables and %d GETs in %d distinct queries", Total(calls.Lists), Total(calls.Tables), Total(calls.Raws), len(calls.Queries))
 }
 

@@ -4,11 +4,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"github.com/aiconform/aiconform/rig"
 	"net/netip"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/aiconform/aiconform/fixtures/scenarios"
+	"github.com/aiconform/aiconform/rig"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -76,7 +78,15 @@ type Objects struct {
 	// Metrics are what the GPU nodes' DCGM Exporter pods serve, each at
 	// its pod's address and at the API server path that proxies to it.
 	Metrics []Metrics
+	// Targets are what the Prometheus server in front of which Services
+	// has monitoring/prometheus-server reports scraping: every node's
+	// exporter.
+	Targets []rig.PrometheusTarget
 }
+
+// PrometheusTargetsPath is where the Prometheus server's targets are
+// read, through the API server's service proxy.
+const PrometheusTargetsPath = "/api/v1/namespaces/" + rig.PrometheusNamespace + "/services/" + rig.PrometheusService + ":http/proxy/api/v1/targets"
 
 // Metrics is one exporter pod's metrics.
 type Metrics struct {
@@ -115,6 +125,7 @@ func (objs *Objects) Add(o *Objects) {
 	objs.ResourceSlices = append(objs.ResourceSlices, o.ResourceSlices...)
 	objs.ResourceClaims = append(objs.ResourceClaims, o.ResourceClaims...)
 	objs.RuntimeClasses = append(objs.RuntimeClasses, o.RuntimeClasses...)
+	objs.Targets = append(objs.Targets, o.Targets...)
 }
 
 // Cluster is the whole synthetic cluster: the bulk of Workload plus KServe
@@ -221,6 +232,12 @@ func Workload(size Size, now time.Time) *Objects {
 		for _, a := range list {
 			p := g.agentPod(a, n)
 			objs.Pods = append(objs.Pods, p)
+			switch a {
+			case dcgmAgent:
+				objs.Targets = append(objs.Targets, scenarios.PodTarget("gpu-metrics", int(a.port), p, false))
+			case nodeExporterAgent:
+				objs.Targets = append(objs.Targets, scenarios.PodTarget("node-exporter", int(a.port), p, false))
+			}
 			if a == dcgmAgent {
 				addr := netip.AddrPortFrom(netip.MustParseAddr(p.Status.PodIP), uint16(a.port))
 				objs.Metrics = append(objs.Metrics, Metrics{Addr: addr,
@@ -238,6 +255,14 @@ func Workload(size Size, now time.Time) *Objects {
 		objs.DaemonSets = append(objs.DaemonSets, g.daemonSet(a, n))
 	}
 	objs.DaemonSets = append(objs.DaemonSets, g.daemonSet(gpuAgent, gpuNodes), g.daemonSet(logAgent, len(nodes)-gpuNodes), g.daemonSet(dcgmAgent, gpuNodes))
+	// The Prometheus server that scrapes the node agents, as the
+	// community chart names and labels its Service.
+	objs.Services = append(objs.Services, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: rig.PrometheusNamespace, Name: rig.PrometheusService, Labels: rig.PrometheusServiceLabels,
+			UID: uid("Service", rig.PrometheusNamespace, rig.PrometheusService), CreationTimestamp: metav1.NewTime(now.Add(-400 * 24 * time.Hour))},
+		Spec: corev1.ServiceSpec{Selector: rig.PrometheusServiceLabels, ClusterIP: "10.96.0.90", Type: corev1.ServiceTypeClusterIP,
+			Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(rig.PrometheusPort), Protocol: corev1.ProtocolTCP}}},
+	})
 
 	// Application slots, slot-major so that a Deployment's replicas spread
 	// over consecutive nodes as the scheduler's spreading would.

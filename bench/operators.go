@@ -113,6 +113,8 @@ func Operators(now time.Time, cpuNode, gpuNode *corev1.Node) (*Objects, error) {
 	pred := g.operatorWorkload("models", "sklearn-iris-predictor", predictorLabels, &isvcOwner, cpuNode,
 		opContainer("kserve-container", "kserve/sklearnserver:v0.15.0", 0))
 	o.addWorkload(pred)
+	// The Prometheus server scrapes the model.
+	o.Targets = append(o.Targets, scenarios.PodTarget("kserve-models", 8080, pred.pods[0], false))
 	predSvc := g.service("models", "sklearn-iris-predictor", predictorLabels, map[string]string{"app": "isvc.sklearn-iris-predictor"}, 80)
 	predSvc.OwnerReferences = []metav1.OwnerReference{isvcOwner}
 	o.addService(predSvc, 8080, pred.pods...)

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net/url"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/aiconform/aiconform/cluster"
+	"github.com/aiconform/aiconform/rig"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -47,6 +49,7 @@ type Source struct {
 	byNS       map[schema.GroupVersionResource]map[string][]runtime.Object
 	podsByNode map[string][]runtime.Object
 	raw        map[string][]byte
+	targets    []rig.PrometheusTarget
 
 	mu    sync.Mutex
 	calls Calls
@@ -92,6 +95,7 @@ func NewSource(objs *Objects) *Source {
 	for _, m := range objs.Metrics {
 		s.raw[m.Path] = m.Body
 	}
+	s.targets = objs.Targets
 	for _, r := range builtins {
 		s.served[r.GVR] = true
 	}
@@ -231,11 +235,19 @@ func (s *Source) Info(context.Context) (cluster.Info, error) {
 }
 
 // Raw implements cluster.Source: what the exporter pods serve, through
-// the pod proxy.
+// the pod proxy, and the Prometheus server's targets, through the
+// service proxy.
 func (s *Source) Raw(_ context.Context, path string) ([]byte, time.Time, error) {
 	s.mu.Lock()
 	s.calls.Raws[path]++
 	s.mu.Unlock()
+	if base, query, _ := strings.Cut(path, "?"); base == PrometheusTargetsPath {
+		q, err := url.ParseQuery(query)
+		if err != nil {
+			return nil, s.Now(), apierrors.NewBadRequest(err.Error())
+		}
+		return rig.PrometheusTargets(s.targets, q), s.Now(), nil
+	}
 	body, ok := s.raw[path]
 	if !ok {
 		return nil, s.Now(), apierrors.NewNotFound(schema.GroupResource{Resource: "pods/proxy"}, path)

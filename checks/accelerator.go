@@ -87,16 +87,25 @@ func PodRequest(p *corev1.Pod, res corev1.ResourceName) resource.Quantity {
 // a few nodes at a time, and hands each node's to fn, which is called
 // concurrently and must only write what belongs to node i.
 func EachNodePods(ctx context.Context, env *Env, nodes []string, fn func(i int, pods []*corev1.Pod, err error)) {
+	Each(len(nodes), func(i int) {
+		pods, err := List[*corev1.Pod](ctx, env, PodsOnNode(nodes[i]).Queries()[0])
+		fn(i, pods, err)
+	})
+}
+
+// Each calls fn for 0 to n-1, a few at a time: reads of one per node or
+// pod, which the API server answers side by side. fn is called
+// concurrently and must only write what belongs to i.
+func Each(n int, fn func(i int)) {
 	sem := make(chan struct{}, 8)
 	var wg sync.WaitGroup
-	for i, name := range nodes {
+	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			pods, err := List[*corev1.Pod](ctx, env, PodsOnNode(name).Queries()[0])
-			fn(i, pods, err)
+			fn(i)
 		}()
 	}
 	wg.Wait()

@@ -151,11 +151,11 @@ func TestLiveListSlimsNodePods(t *testing.T) {
 		Spec: corev1.PodSpec{NodeName: "n1",
 			Containers:     []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Limits: gpu}}},
 			InitContainers: []corev1.Container{{Name: "i", Resources: corev1.ResourceRequirements{Requests: gpu}}}},
-		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}}, p)
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.0.1", Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}}, p)
 
 	got, _, err = l.List(context.Background(), Query{Resource: Pods, Namespace: "ns1"})
 	require.NoError(t, err)
-	assert.Equal(t, "10.0.0.1", got[0].(*corev1.Pod).Status.PodIP, "pods listed otherwise are whole")
+	assert.Equal(t, "img", got[0].(*corev1.Pod).Spec.Containers[0].Image, "pods listed otherwise are whole")
 }
 
 // Large lists come page by page and are joined.

@@ -167,8 +167,8 @@ func recordTable(q Query, t *metav1.Table, at time.Time, err error) RecordedTabl
 const NodeFieldSelector = "spec.nodeName="
 
 // slimPod keeps of a pod listed per node only what is read of the pods of
-// a node: what they request of it (name, labels and owners, phase and
-// readiness, each container's name and resources, the pod overhead, its
+// a node: what they request of it (name, labels and owners, phase,
+// readiness and address, each container's name and resources, the pod overhead, its
 // resource claims) and how they might reach its devices other than by a
 // request (a privileged container, a hostPath volume and the containers
 // mounting it, an *_VISIBLE_DEVICES variable a container runtime hook
@@ -221,7 +221,8 @@ func slimPod(o runtime.Object) {
 	p.Annotations = cdi
 	p.Spec = corev1.PodSpec{NodeName: p.Spec.NodeName, Containers: slim(p.Spec.Containers), InitContainers: slim(p.Spec.InitContainers),
 		Overhead: p.Spec.Overhead, Volumes: volumes, ResourceClaims: p.Spec.ResourceClaims}
-	status := corev1.PodStatus{Phase: p.Status.Phase}
+	// Its address ties a monitoring system's series to the pod.
+	status := corev1.PodStatus{Phase: p.Status.Phase, PodIP: p.Status.PodIP}
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodReady {
 			status.Conditions = []corev1.PodCondition{{Type: c.Type, Status: c.Status}}

@@ -6,6 +6,8 @@ import (
 	"context"
 	"net/http"
 	"net/netip"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -44,7 +46,9 @@ func TestAcceleratorMetricsOnRig(t *testing.T) {
 		Spec: appsv1.DaemonSetSpec{
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				// Annotated for the kubernetes-pods job of the Prometheus
+				// installed below.
+				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: scrapeOn(rig.DCGMExporterPort)},
 				Spec: corev1.PodSpec{
 					NodeSelector: map[string]string{"nvidia.com/gpu.present": "true"},
 					Tolerations:  []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
@@ -102,4 +106,92 @@ func TestAcceleratorMetricsOnRig(t *testing.T) {
 	assert.Equal(t, checks.Fail, r.Status, r.Reason)
 	assert.Contains(t, r.Reason, "node kwok-gpu-node: NVIDIA DCGM Exporter's metrics do not answer")
 	t.Logf("with the exporter failing: %s", r.Reason)
+	broken.Store(false)
+
+	serviceMetricsOnRig(ctx, t, c, cs, binDir, as)
+}
+
+// ai_service_metrics on the same rig, with a real Prometheus: its
+// Kubernetes discovery finds the exporter and a KServe model's predictor,
+// both annotated for scraping on the GPU node, and scrapes them through
+// the rig's virtual range. The read-only auditor's check reads its targets
+// through the service proxy; a model that stops answering is named; a
+// Prometheus that is gone fails the requirement.
+func serviceMetricsOnRig(ctx context.Context, t *testing.T, c *rig.Cluster, cs kubernetes.Interface, binDir, as string) {
+	prom, err := c.InstallPrometheus(ctx, rig.OperatorOptions{BinDir: binDir})
+	require.NoError(t, err)
+	const ns = "models"
+	_, err = cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	model, err := cs.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sklearn-iris-predictor-6f9c7b8d4-99bjs", Annotations: scrapeOn(8080),
+			Labels: map[string]string{"serving.kserve.io/inferenceservice": "sklearn-iris", "component": "predictor"}},
+		Spec: corev1.PodSpec{NodeName: rig.GPUNodeName, Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+			Containers: []corev1.Container{{Name: "kserve-container", Image: "kserve/sklearnserver:v0.15.0"}}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	require.NoError(t, wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		model, err = cs.CoreV1().Pods(ns).Get(ctx, model.Name, metav1.GetOptions{})
+		return err == nil && runningReady(*model) && model.Status.PodIP != "", nil
+	}))
+	ip, err := netip.ParseAddr(model.Status.PodIP)
+	require.NoError(t, err)
+	metrics := rig.MetricsHandler([]byte("# HELP request_predict_seconds_count Predictions served.\n# TYPE request_predict_seconds_count counter\nrequest_predict_seconds_count{model_name=\"sklearn-iris\"} 42\n"))
+	var broken atomic.Bool
+	require.NoError(t, c.ServeVirtual(netip.AddrPortFrom(ip, 8080), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if broken.Load() {
+			http.Error(w, "model server restarting", http.StatusInternalServerError)
+			return
+		}
+		metrics.ServeHTTP(w, r)
+	})))
+
+	// Prometheus discovers the pods and scrapes them within seconds; until
+	// it has scraped both, it reports fewer targets up.
+	var out checks.Outcome
+	targets := func(want checks.Status, reason string) checks.Result {
+		var r checks.Result
+		var verdicts []checks.Verdict
+		err := wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
+			out, verdicts = runChecks(ctx, t, c.Kubeconfig(), as)
+			r = result(t, out, "monitoring-targets", "")
+			return r.Status == want && strings.Contains(r.Reason, reason), nil
+		})
+		require.NoError(t, err, "monitoring-targets stayed %s: %s", r.Status, r.Reason)
+		v := verdictOf(t, verdicts, "ai_service_metrics")
+		t.Logf("ai_service_metrics %s: %s", v.Status, r.Reason)
+		if want == checks.Pass {
+			assert.Equal(t, checks.Implemented, v.Status, v.Conclusion)
+			framework.AssertEvidenceReRuns(t, binDir, c.Kubeconfig(), as, out)
+		}
+		return r
+	}
+	r := targets(checks.Pass, "scrapes 2 of 2")
+	assert.Equal(t, "monitoring/prometheus-server scrapes 2 of 2 active targets, 2 discovered in the cluster; AI workloads: KServe 1", r.Reason)
+	assert.Equal(t, "Prometheus (Prometheus API at monitoring/prometheus-server)", result(t, out, "monitoring-system", "").Reason)
+	// accelerator_metrics now reads what Prometheus collected of the
+	// exporter, in one query, in place of a read of the exporter.
+	r = result(t, out, "accelerator-metrics", "")
+	assert.Equal(t, "NVIDIA DCGM Exporter serves utilization and memory for each of 8 accelerators on 1 accelerator node (1 of them as a Prometheus server collected them), with temperature, power and interconnect", r.Reason)
+	assert.Equal(t, "prometheus", r.Table.Rows[0][len(r.Table.Rows[0])-1])
+
+	// The model server fails its scrapes: Prometheus reports it down, and
+	// the check names it.
+	broken.Store(true)
+	r = targets(checks.Warn, "")
+	assert.Contains(t, r.Reason, "but KServe target kubernetes-pods http://"+ip.String()+":8080/metrics is down: server returned HTTP status 500 Internal Server Error")
+
+	// Prometheus is gone: the service proxy finds no one behind it.
+	require.NoError(t, prom.Stop())
+	r = targets(checks.Fail, "")
+	assert.Contains(t, r.Reason, "no Prometheus server collects from the cluster: Prometheus monitoring/prometheus-server: its API does not answer")
+	// accelerator_metrics reads the exporter itself again.
+	r = result(t, out, "accelerator-metrics", "")
+	assert.Equal(t, checks.Pass, r.Status, r.Reason)
+	assert.Equal(t, "exporter", r.Table.Rows[0][len(r.Table.Rows[0])-1])
+}
+
+// scrapeOn are the annotations the kubernetes-pods job scrapes a pod by.
+func scrapeOn(port int) map[string]string {
+	return map[string]string{"prometheus.io/scrape": "true", "prometheus.io/port": strconv.Itoa(port)}
 }

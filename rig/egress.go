@@ -11,7 +11,6 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 )
@@ -110,11 +109,7 @@ func allowed(hostport string) (netip.AddrPort, error) {
 // virtual address to the listener registered for it.
 func (p *EgressProxy) resolve(hostport string) (netip.AddrPort, error) {
 	if ap, err := netip.ParseAddrPort(hostport); err == nil && VirtualRange.Contains(ap.Addr().Unmap()) {
-		data, err := os.ReadFile(filepath.Join(p.virtual, ap.String()))
-		if err != nil {
-			return netip.AddrPort{}, fmt.Errorf("%s: no listener registered for this virtual address", ap)
-		}
-		return allowed(strings.TrimSpace(string(data)))
+		return resolveVirtual(p.virtual, ap)
 	}
 	return allowed(hostport)
 }

@@ -28,6 +28,7 @@ func TestOperatorVersionsMatchToolsModules(t *testing.T) {
 		{"traefik", TraefikModule, TraefikVersion},
 		// The CRDs the rig installs are the release Traefik's clients are.
 		{"traefik", GatewayAPIModule, GatewayAPIVersion},
+		{"prometheus", PrometheusModule, PrometheusVersion},
 	} {
 		t.Run(tc.toolsDir, func(t *testing.T) {
 			path := filepath.Join("..", "tools", tc.toolsDir, "go.mod")

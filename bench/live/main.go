@@ -32,6 +32,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -163,6 +164,20 @@ func run() (err error) {
 		}
 	}
 	step("the metrics of %d DCGM Exporter pods served behind their addresses", len(objs.Metrics))
+	// A real Prometheus in place of the demo's recorded one, behind its
+	// pod's address: it discovers the exporter pods among all the pods and
+	// scrapes them, and the checks query it once where they would read
+	// each exporter.
+	prom, err := c.ServePrometheus(ctx, rig.OperatorOptions{BinDir: filepath.Join(root, "bin")}, "app.kubernetes.io/name=nvidia-dcgm-exporter",
+		15*time.Second, netip.AddrPortFrom(scenarios.PrometheusIP, rig.PrometheusPort))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = prom.Stop() }()
+	if err := prom.WaitUp(ctx, len(objs.Metrics)); err != nil {
+		return err
+	}
+	step("Prometheus scrapes the %d DCGM Exporter pods", len(objs.Metrics))
 
 	m := &measurer{root: root, kubeconfig: c.Kubeconfig(), home: filepath.Join(tmp, "home"), step: step,
 		renew: func(ctx context.Context) error { return renewLeases(ctx, kube) }}

@@ -648,6 +648,8 @@ func TestForbiddenIsError(t *testing.T) {
 			refuse: refusal{"kube", "", "services"},
 			errored: []expect{
 				{"crs-reconciled", "widgets", checks.Error, "list services.v1 in namespace apps with labels demo.example.com/widget: services is forbidden"},
+				{"monitoring-system", "", checks.Error, "list services.v1: services is forbidden"},
+				{"monitoring-targets", "", checks.Error, "list services.v1: services is forbidden"},
 			},
 		},
 		{
@@ -757,8 +759,9 @@ func TestForbiddenIsError(t *testing.T) {
 				assert.Contains(t, r.Reason, "cannot tell whether the NVIDIA GPU Operator is installed: list customresourcedefinitions.v1.apiextensions.k8s.io: customresourcedefinitions.apiextensions.k8s.io is forbidden")
 				continue
 			}
-			if r.Operator == "" && r.Check.Requirement == "ai_inference" {
-				// The Gateway API is known by its CRDs.
+			if r.Operator == "" && (r.Check.Requirement == "ai_inference" || r.Check.Requirement == "ai_service_metrics") {
+				// The Gateway API and the monitoring systems are known by
+				// their CRDs.
 				assert.Equal(t, checks.Error, r.Status, "%s: %s", r.Check.ID, r.Reason)
 				assert.Contains(t, r.Reason, "list customresourcedefinitions.v1.apiextensions.k8s.io: customresourcedefinitions.apiextensions.k8s.io is forbidden")
 				continue

@@ -345,6 +345,18 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 			},
 		},
 		{
+			// Prometheus cannot scrape the model: its target is named.
+			scenario: "model-metrics-down",
+			want: append(append(allPass("kserve"), allPass("kuberay")...),
+				gpuPass, pluginPass,
+				expect{"monitoring-system", "", checks.Pass, "Prometheus (Prometheus API at monitoring/prometheus-server)"},
+				expect{"monitoring-targets", "", checks.Warn, "monitoring/prometheus-server scrapes 1 of 2 active targets, 1 discovered in the cluster; AI workloads: KServe 0 of 1 up; but KServe target kserve-models http://10.244.1."}),
+			verdicts: []expectVerdict{
+				{requirement: "ai_service_metrics", status: checks.Implemented, result: checks.Warn,
+					conclusion: "is down: Get"},
+			},
+		},
+		{
 			scenario: "device-plugin-missing",
 			want: append(append(allPass("kserve"), allPass("kuberay")...),
 				gpuPass,

@@ -47,6 +47,8 @@ func Registry() []checks.Check {
 		scheduling.AcceleratorScaleUps{},
 		scheduling.ScaleUpProbe{},
 		observability.AcceleratorMetrics{},
+		observability.MonitoringSystem{},
+		observability.MonitoringTargets{},
 		security.DeviceAccessMediated{},
 		security.DeviceIsolationProbe{},
 		security.SandboxRuntimes{},

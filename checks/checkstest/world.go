@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -135,6 +136,12 @@ type World struct {
 	// Gateway API objects (classes, gateways, routes), served when its
 	// CRDs are in CRDs.
 	Gateways []*unstructured.Unstructured
+	// Monitoring: the Prometheus Operator's Prometheus objects (served
+	// when its CRDs are in CRDs), Services, and the active targets the
+	// Prometheus behind PrometheusTargetsPath reports.
+	Prometheuses []*unstructured.Unstructured
+	Services     []*corev1.Service
+	Targets      []Target
 	// Raw are the bodies of GETs of API server paths (an exporter's
 	// metrics through the pod proxy); other paths are not found.
 	Raw map[string]string
@@ -265,6 +272,17 @@ func NewWorld(t testing.TB) *World {
 	w.ExtraDaemonSets = append(w.ExtraDaemonSets, dcgm)
 	w.Pods = append(w.Pods, dcgmPod)
 	w.Raw = map[string]string{DCGMPath: string(rig.DCGMMetrics("gpu-node-1", 8, "570.124.06"))}
+
+	// The Prometheus Operator runs a Prometheus that discovers the DCGM
+	// Exporter and a KServe model's predictor.
+	w.CRDs = append(w.CRDs, MonitoringCRDs()...)
+	w.Prometheuses = []*unstructured.Unstructured{Prometheus("monitoring", "k8s", "True")}
+	w.Services = []*corev1.Service{PrometheusService("monitoring")}
+	w.Targets = []Target{
+		PodTarget("podMonitor/gpu-operator/nvidia-dcgm-exporter/0", "gpu-operator", dcgmPod.Name, "10.244.2.9:9400", dcgmLabels),
+		PodTarget("podMonitor/ml/sklearn-iris/0", "ml", "sklearn-iris-predictor-6d8f-q2x7z", "10.244.2.14:8080",
+			map[string]string{"serving.kserve.io/inferenceservice": "sklearn-iris", "component": "predictor"}),
+	}
 
 	// gVisor runs pods in a sandbox on any node.
 	w.RuntimeClasses = []*nodev1.RuntimeClass{{ObjectMeta: metav1.ObjectMeta{Name: "gvisor"}, Handler: "runsc"}}
@@ -417,8 +435,9 @@ type FakeCluster struct {
 	Ext  *apiextensionsfake.Clientset
 	Dyn  *dynamicfake.FakeDynamicClient
 	// Get, when set, answers GETs of paths instead of the world's Raw.
-	Get func(path string) ([]byte, error)
-	raw map[string]string
+	Get     func(path string) ([]byte, error)
+	raw     map[string]string
+	targets []Target
 }
 
 // Serve serves the world with client-go's fakes.
@@ -481,6 +500,9 @@ func (w *World) Serve() *FakeCluster {
 	for _, o := range w.RuntimeClasses {
 		kube = append(kube, o)
 	}
+	for _, o := range w.Services {
+		kube = append(kube, o)
+	}
 	var ext []runtime.Object
 	for _, o := range w.CRDs {
 		ext = append(ext, o)
@@ -498,14 +520,19 @@ func (w *World) Serve() *FakeCluster {
 	for _, o := range append(slices.Clone(w.NodePools), w.NodeClaims...) {
 		dyn = append(dyn, o)
 	}
+	for _, o := range w.Prometheuses {
+		dyn = append(dyn, o)
+	}
 	f := &FakeCluster{
-		raw:  w.Raw,
-		Kube: kubefake.NewClientset(kube...),
-		Ext:  apiextensionsfake.NewClientset(ext...),
+		raw:     w.Raw,
+		targets: w.Targets,
+		Kube:    kubefake.NewClientset(kube...),
+		Ext:     apiextensionsfake.NewClientset(ext...),
 		Dyn: dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
 			map[schema.GroupVersionResource]string{WidgetsGVR: "WidgetList", ClusterPoliciesGVR: "ClusterPolicyList", cluster.APIServices.GVR: "APIServiceList",
 				NodePoolsGVR: "NodePoolList", NodeClaimsGVR: "NodeClaimList",
-				GatewayClassesGVR: "GatewayClassList", GatewaysGVR: "GatewayList", HTTPRoutesGVR: "HTTPRouteList"}, dyn...),
+				GatewayClassesGVR: "GatewayClassList", GatewaysGVR: "GatewayList", HTTPRoutesGVR: "HTTPRouteList",
+				PrometheusesGVR: "PrometheusList"}, dyn...),
 	}
 	// The fake guesses a kind's resource from its name, and "Gateway"
 	// is not "gatewaies": place Gateway API objects by their resource.
@@ -569,6 +596,13 @@ func (f *FakeCluster) Cache() *cluster.Cache {
 func (f *FakeCluster) get(_ context.Context, path string) ([]byte, error) {
 	if f.Get != nil {
 		return f.Get(path)
+	}
+	if base, query, _ := strings.Cut(path, "?"); base == PrometheusTargetsPath && f.targets != nil {
+		q, err := url.ParseQuery(query)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		return rig.PrometheusTargets(f.targets, q), nil
 	}
 	body, ok := f.raw[path]
 	if !ok {

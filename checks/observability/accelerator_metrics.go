@@ -25,7 +25,7 @@ func (AcceleratorMetrics) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "accelerator-metrics", Title: "Every accelerator's utilization and memory are served as metrics",
 		Requirement: "accelerator_metrics",
-		Description: "Finds the accelerator metrics exporters checks/observability/exporters.yaml knows (NVIDIA's DCGM Exporter, AMD's Device Metrics Exporter, Intel's XPU Manager) by their DaemonSets' images, and on each accelerator node the exporter pod for its accelerators. It reads each pod's metrics through the API server's pod proxy, as `kubectl get --raw /api/v1/namespaces/NS/pods/NAME:PORT/proxy/metrics` does, never dialling the pod, and parses them with the Prometheus project's own parser. Each accelerator of the node (GPU Feature Discovery's gpu.count, else the allocatable count) must have a utilization and a memory series, told apart by the exporter's device label; temperature, power and interconnect series are reported, and named when absent. Passes when every accelerator node's accelerators all have both; warns when only optional kinds are missing; fails, naming the node, when a node has no exporter pod, a pod not Ready, metrics that do not answer, or accelerators without series.",
+		Description: "Finds the accelerator metrics exporters checks/observability/exporters.yaml knows (NVIDIA's DCGM Exporter, AMD's Device Metrics Exporter, Intel's XPU Manager) by their DaemonSets' images, and on each accelerator node the exporter pod for its accelerators. Where a Prometheus server monitoring-system finds answers, one instant query of it (through the API server's service proxy) gives the series it has collected of every exporter pod, tied to a pod by the target's instance address or its namespace and pod labels; a node whose accelerators all have utilization and memory there needs no other read. Every other node's exporter is read itself, through the API server's pod proxy, as `kubectl get --raw /api/v1/namespaces/NS/pods/NAME:PORT/proxy/metrics` does, never dialling the pod, and parsed with the Prometheus project's own parser: no node fails on what a server has not collected. Each accelerator of the node (GPU Feature Discovery's gpu.count, else the allocatable count) must have a utilization and a memory series, told apart by the exporter's device label; temperature, power and interconnect series are reported, and named when absent. Passes when every accelerator node's accelerators all have both; warns when only optional kinds are missing; fails, naming the node, when a node has no exporter pod, a pod not Ready, metrics that do not answer, or accelerators without series.",
 		Remediation: "Run an accelerator metrics exporter on every accelerator node (the GPU Operator's DCGM Exporter, AMD's GPU Operator metrics exporter): `kubectl get --raw` of its pod's /metrics through the proxy shows what it serves, and its logs why a device has no series.",
 	}
 }
@@ -40,6 +40,9 @@ type nodeMetrics struct {
 	scrape   scrape
 	problem  string
 	forbid   error // a read the cluster refused: the check cannot decide
+	// collected is true when the series came from a Prometheus server's
+	// query, not from a read of the exporter.
+	collected bool
 }
 
 // Run implements checks.Check.
@@ -88,8 +91,33 @@ func (AcceleratorMetrics) Run(ctx context.Context, env *checks.Env) (checks.Resu
 			nm.forbid = fmt.Errorf("pods on node %s: %w", nm.node.Name, err)
 			return
 		}
-		nm.read(ctx, env, pods, owners)
+		nm.find(pods, owners)
 	})
+	for _, nm := range results {
+		if nm.forbid != nil {
+			return r, nm.forbid
+		}
+	}
+	// What a Prometheus server already collected, in one query; a node
+	// it shows whole needs no read of its own, and any other is read
+	// from its exporter, so that no node fails on what a server has not
+	// (yet) collected.
+	prom := fromPrometheus(ctx, env, known, results)
+	var direct []int
+	for i := range results {
+		nm := &results[i]
+		if nm.pod == nil || nm.problem != "" {
+			continue
+		}
+		if prom != nil {
+			if s, ok := prom.byPod[nm.pod.Namespace+"/"+nm.pod.Name]; ok && s.covers(nm.want) {
+				nm.scrape, nm.collected = s, true
+				continue
+			}
+		}
+		direct = append(direct, i)
+	}
+	checks.Each(len(direct), func(k int) { results[direct[k]].read(ctx, env) })
 
 	var failed, partial []string
 	for _, nm := range results {
@@ -107,11 +135,17 @@ func (AcceleratorMetrics) Run(ctx context.Context, env *checks.Env) (checks.Resu
 	r.Details = append(append(r.Details, failed...), partial...)
 	// A few series verbatim: the first two nodes that served them.
 	shownEvidence := 0
-	for _, nm := range results {
+	for i := range results {
+		nm := &results[i]
 		if nm.scrape.devices == nil || shownEvidence == 2 {
 			continue
 		}
 		shownEvidence++
+		if nm.collected {
+			r.AddRawEvidence(ctx, env, cluster.GetRaw{Path: prom.server.queryPath(prom.evidenceQuery(nm))},
+				fmt.Sprintf("utilization and memory series of node %s, as Prometheus %s collected them", nm.node.Name, prom.server.name()))
+			continue
+		}
 		r.AddRawEvidence(ctx, env, cluster.GetRaw{Path: nm.path, Grep: nm.seriesPattern()}, fmt.Sprintf("utilization and memory series of node %s", nm.node.Name))
 	}
 	for _, nm := range results {
@@ -132,8 +166,8 @@ func (AcceleratorMetrics) Run(ctx context.Context, env *checks.Env) (checks.Resu
 	return r, nil
 }
 
-// read finds the node's exporter pod and reads its metrics.
-func (nm *nodeMetrics) read(ctx context.Context, env *checks.Env, pods []*corev1.Pod, owners map[types.UID]*exporter) {
+// find finds the node's exporter pod among its pods.
+func (nm *nodeMetrics) find(pods []*corev1.Pod, owners map[types.UID]*exporter) {
 	res := checks.AcceleratorResources(nm.node)
 	for _, p := range pods {
 		for _, o := range p.OwnerReferences {
@@ -156,13 +190,18 @@ func (nm *nodeMetrics) read(ctx context.Context, env *checks.Env, pods []*corev1
 		return
 	}
 	nm.path = fmt.Sprintf("/api/v1/namespaces/%s/pods/%s:%d/proxy%s", nm.pod.Namespace, nm.pod.Name, nm.exporter.Port, nm.exporter.Path)
+}
+
+// read reads the metrics of the node's exporter pod, through the pod
+// proxy, and says which accelerators lack series.
+func (nm *nodeMetrics) read(ctx context.Context, env *checks.Env) {
 	body, _, err := env.Cluster.Raw(ctx, nm.path)
 	if err != nil {
 		if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
 			nm.forbid = fmt.Errorf("metrics of node %s: %w", nm.node.Name, err)
 			return
 		}
-		nm.problem = fmt.Sprintf("%s's metrics do not answer: %v", nm.exporter.Name, err)
+		nm.problem = fmt.Sprintf("%s's metrics do not answer: %s", nm.exporter.Name, answerOf(err))
 		return
 	}
 	s, err := nm.exporter.parseScrape(body)
@@ -239,7 +278,22 @@ func served(results []nodeMetrics) string {
 	if len(names) > 1 {
 		verb = "serve"
 	}
-	return fmt.Sprintf("%s %s utilization and memory for each of %s on %s", strings.Join(names, " and "), verb, checks.Plural(accels, "accelerator"), checks.Plural(len(results), "accelerator node"))
+	out := fmt.Sprintf("%s %s utilization and memory for each of %s on %s", strings.Join(names, " and "), verb, checks.Plural(accels, "accelerator"), checks.Plural(len(results), "accelerator node"))
+	if c := collectedBy(results); c > 0 {
+		out += fmt.Sprintf(" (%d of them as a Prometheus server collected them)", c)
+	}
+	return out
+}
+
+// collectedBy counts the nodes whose series came from a Prometheus query.
+func collectedBy(results []nodeMetrics) int {
+	n := 0
+	for _, nm := range results {
+		if nm.collected {
+			n++
+		}
+	}
+	return n
 }
 
 // metricsTable is the devices with series of each kind, node by node.
@@ -248,6 +302,7 @@ func metricsTable(results []nodeMetrics) *checks.Table {
 	for i := range t.Header[3:] {
 		t.Header[3+i] = strings.ToUpper(t.Header[3+i])
 	}
+	t.Header = append(t.Header, "READ FROM")
 	for _, nm := range results {
 		pod, want := "-", "-"
 		if nm.pod != nil {
@@ -263,6 +318,14 @@ func metricsTable(results []nodeMetrics) *checks.Table {
 				cell = strconv.Itoa(len(nm.scrape.devices[kind]))
 			}
 			row = append(row, cell)
+		}
+		switch {
+		case nm.collected:
+			row = append(row, "prometheus")
+		case nm.scrape.devices != nil:
+			row = append(row, "exporter")
+		default:
+			row = append(row, "-")
 		}
 		t.Rows = append(t.Rows, row)
 	}

@@ -2,6 +2,8 @@ package observability_test
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -109,4 +111,65 @@ func TestAcceleratorMetricsForbidden(t *testing.T) {
 	assert.Equal(t, checks.Error, r.Status, r.Reason)
 	assert.Contains(t, r.Reason, "metrics of node gpu-node-1:")
 	assert.Contains(t, r.Reason, "forbidden")
+}
+
+// collectedVector is a Prometheus server's answer to an instant query: the
+// utilization and memory series of gpus GPUs of the exporter at instance.
+func collectedVector(instance string, gpus int) string {
+	var result []string
+	for _, name := range []string{"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL"} {
+		for i := range gpus {
+			result = append(result, fmt.Sprintf(`{"metric":{"__name__":%q,"gpu":"%d","instance":%q},"value":[1764579600,"1"]}`, name, i, instance))
+		}
+	}
+	return `{"status":"success","data":{"resultType":"vector","result":[` + strings.Join(result, ",") + `]}}`
+}
+
+// Where a Prometheus server has collected the exporter's series, one query
+// of it replaces the read of the exporter; where it holds less than the
+// node's accelerators, or does not answer, the exporter itself is read.
+func TestAcceleratorMetricsFromPrometheus(t *testing.T) {
+	const instance = "10.244.2.9:9400"
+	for _, tc := range []struct {
+		name      string
+		answer    func() ([]byte, error)
+		reason    string
+		readsPods bool
+	}{
+		{"every GPU collected", func() ([]byte, error) { return []byte(collectedVector(instance, 8)), nil },
+			"for each of 8 accelerators on 1 accelerator node (1 of them as a Prometheus server collected them)", false},
+		{"six GPUs collected", func() ([]byte, error) { return []byte(collectedVector(instance, 6)), nil },
+			"for each of 8 accelerators on 1 accelerator node, with", true},
+		{"the query fails", func() ([]byte, error) {
+			return nil, apierrors.NewInternalError(errors.New("query timed out"))
+		}, "for each of 8 accelerators on 1 accelerator node, with", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := checkstest.NewWorld(t)
+			dcgmPod(w).Status.PodIP = "10.244.2.9"
+			f := w.Serve()
+			var read []string
+			f.Get = func(path string) ([]byte, error) {
+				read = append(read, path)
+				if strings.Contains(path, "/proxy/api/v1/query?query=") {
+					return tc.answer()
+				}
+				if path == checkstest.DCGMPath {
+					return []byte(w.Raw[path]), nil
+				}
+				return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "services/proxy"}, path)
+			}
+			r := checkstest.Result(t, f.Run([]checks.Check{observability.AcceleratorMetrics{}}, nil), "accelerator-metrics", "")
+			assert.Equal(t, checks.Pass, r.Status, r.Reason)
+			assert.Contains(t, r.Reason, tc.reason)
+			assert.Equal(t, tc.readsPods, slices.Contains(read, checkstest.DCGMPath), "read the exporter: %v", read)
+			if !tc.readsPods {
+				require.NotEmpty(t, r.Evidence)
+				last := r.Evidence[len(r.Evidence)-1]
+				assert.Contains(t, last.Command, "/api/v1/namespaces/monitoring/services/prometheus-operated:web/proxy/api/v1/query?query=")
+				assert.Contains(t, last.Command, "instance%3D%2210.244.2.9%3A9400%22")
+				assert.Equal(t, "prometheus", r.Table.Rows[0][len(r.Table.Rows[0])-1])
+			}
+		})
+	}
 }

@@ -111,11 +111,22 @@ func (e exporter) parseScrape(body []byte) (scrape, error) {
 
 // device is the device a series is about, "" when no label says.
 func (e exporter) device(m *dto.Metric) string {
-	for _, want := range e.DeviceLabels {
+	return e.deviceOf(func(name string) string {
 		for _, l := range m.GetLabel() {
-			if l.GetName() == want && l.GetValue() != "" {
+			if l.GetName() == name {
 				return l.GetValue()
 			}
+		}
+		return ""
+	})
+}
+
+// deviceOf is the device named by the first of the exporter's device
+// labels that label has, "" when none does.
+func (e exporter) deviceOf(label func(name string) string) string {
+	for _, want := range e.DeviceLabels {
+		if v := label(want); v != "" {
+			return v
 		}
 	}
 	return ""

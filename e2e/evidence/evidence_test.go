@@ -92,4 +92,5 @@ var faults = map[string]struct {
 	"gvisor-sandbox":        {"sandbox-runtimes", "", checks.Pass},
 	"gateway-backend-gone":  {"httproutes-accepted", "", checks.Fail},
 	"gpu-metrics-missing":   {"accelerator-metrics", "", checks.Fail},
+	"model-metrics-down":    {"monitoring-targets", "", checks.Warn},
 }

@@ -98,6 +98,15 @@ func AssertEvidenceReRuns(t *testing.T, binDir, kubeconfig, as string, out check
 				continue
 			}
 			want := withoutAge(step.Output)
+			if strings.Contains(step.Command, "/proxy/api/v1/targets") {
+				// A running Prometheus scrapes on: the re-run shows a
+				// later scrape of the same targets.
+				want, got = scrapedRE.ReplaceAllString(want, "SCRAPED"), scrapedRE.ReplaceAllString(got, "SCRAPED")
+			}
+			if strings.Contains(step.Command, "/proxy/api/v1/query") {
+				// An instant query answers at the time it is asked.
+				want, got = evaluatedRE.ReplaceAllString(want, "EVALUATED"), evaluatedRE.ReplaceAllString(got, "EVALUATED")
+			}
 			if strings.Contains(step.Command, "RENEWED:.spec.renewTime") {
 				// A running leader renews every few seconds: the re-run
 				// shows a later renewal of the same holder.
@@ -117,6 +126,13 @@ var ageRE = regexp.MustCompile(`\b\d+(s|m|h|d|y)(\d+(s|m|h))?\b`)
 // the report's capture and the re-run.
 // renewedRE matches a Lease's renewTime as kubectl prints it.
 var renewedRE = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z`)
+
+// scrapedRE matches when and how long a target's last scrape was, as
+// Prometheus' /api/v1/targets reports it.
+var scrapedRE = regexp.MustCompile(`"lastScrape":"[^"]*","lastScrapeDuration":[0-9.e-]+`)
+
+// evaluatedRE matches the evaluation time of an instant query's sample.
+var evaluatedRE = regexp.MustCompile(`"value":\[[0-9.]+,`)
 
 func withoutAge(s string) string {
 	var lines []string

@@ -1,0 +1,248 @@
+package observability
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/cluster"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+//go:embed monitoring.yaml
+var monitoringYAML []byte
+
+// monitoringData is monitoring.yaml.
+type monitoringData struct {
+	Systems   []monitoringSystem `yaml:"systems"`
+	Workloads []aiWorkload       `yaml:"workloads"`
+}
+
+// monitoringSystem is one monitoring system: the CRDs that show it, and
+// the Services of its Prometheus servers.
+type monitoringSystem struct {
+	Name    string           `yaml:"name"`
+	CRDs    []string         `yaml:"crds"`
+	Servers []serverSelector `yaml:"servers"`
+	Ports   []string         `yaml:"ports"`
+}
+
+// serverSelector selects the Services of a system's Prometheus servers.
+type serverSelector struct {
+	Labels map[string]string `yaml:"labels"`
+}
+
+// aiWorkload is one kind of AI workload a scrape target may be.
+type aiWorkload struct {
+	Name   string   `yaml:"name"`
+	Labels []string `yaml:"labels"`
+	Names  []string `yaml:"names"`
+}
+
+func loadMonitoring() (monitoringData, error) {
+	return checks.Data[monitoringData]("monitoring.yaml", monitoringYAML)
+}
+
+// prometheusOperatorCRD is the Prometheus Operator's kind for a Prometheus
+// server, whose conditions say whether the operator runs it.
+const prometheusOperatorCRD = "prometheuses.monitoring.coreos.com"
+
+// server is a Prometheus server's Service: where its HTTP API answers
+// through the API server's service proxy.
+type server struct {
+	system  string
+	service *corev1.Service
+	port    string // the Service port's name, or its number
+}
+
+// name is namespace/name of the server's Service.
+func (s server) name() string { return s.service.Namespace + "/" + s.service.Name }
+
+// targetsPath is the server's targets API, read through the service proxy
+// as `kubectl get --raw` reads it; pool, when set, narrows it to one scrape
+// pool.
+func (s server) targetsPath(pool string) string {
+	p := fmt.Sprintf("/api/v1/namespaces/%s/services/%s:%s/proxy/api/v1/targets?state=active", s.service.Namespace, s.service.Name, s.port)
+	if pool != "" {
+		p += "&scrapePool=" + url.QueryEscape(pool)
+	}
+	return p
+}
+
+// monitoring is what a cluster shows of its monitoring systems.
+type monitoring struct {
+	// installed are the systems whose CRDs the cluster serves, by name.
+	installed []string
+	crds      []string // those CRDs, for the evidence
+	// prometheuses are the Prometheus Operator's Prometheus objects.
+	prometheuses []*unstructured.Unstructured
+	servers      []server
+}
+
+// systemNames are the names of the systems found, installed or serving.
+func (m monitoring) systemNames() []string {
+	names := slices.Clone(m.installed)
+	for _, s := range m.servers {
+		if !slices.Contains(names, s.system) {
+			names = append(names, s.system)
+		}
+	}
+	return names
+}
+
+// findMonitoring reads the CRDs and Services for the monitoring systems
+// monitoring.yaml knows. An error is a read the cluster refused.
+func findMonitoring(ctx context.Context, env *checks.Env, data monitoringData) (monitoring, error) {
+	var m monitoring
+	crds, err := checks.List[*apiextensionsv1.CustomResourceDefinition](ctx, env, cluster.Query{Resource: cluster.CRDs})
+	if err != nil {
+		return m, err
+	}
+	for _, sys := range data.Systems {
+		found := false
+		for _, name := range sys.CRDs {
+			if checks.FindCRD(crds, name) != nil {
+				m.crds = append(m.crds, name)
+				found = true
+			}
+		}
+		if found {
+			m.installed = append(m.installed, sys.Name)
+		}
+	}
+	if crd := checks.FindCRD(crds, prometheusOperatorCRD); crd != nil {
+		m.prometheuses, err = checks.List[*unstructured.Unstructured](ctx, env, cluster.Query{Resource: checks.CRDResource(crd)})
+		if err != nil {
+			return m, err
+		}
+	}
+	services, err := checks.List[*corev1.Service](ctx, env, cluster.Query{Resource: cluster.Services})
+	if err != nil {
+		return m, err
+	}
+	for _, svc := range services {
+		if run, ok := checks.ProbeRun(svc.Labels, svc.Namespace); ok && run != "" {
+			continue // a probe's, not the cluster's
+		}
+		for _, sys := range data.Systems {
+			if port, ok := sys.serves(svc); ok {
+				m.servers = append(m.servers, server{system: sys.Name, service: svc, port: port})
+				break
+			}
+		}
+	}
+	return m, nil
+}
+
+// serves says whether svc is in front of one of the system's Prometheus
+// servers, and on which of its ports the HTTP API answers.
+func (sys monitoringSystem) serves(svc *corev1.Service) (string, bool) {
+	matched := slices.ContainsFunc(sys.Servers, func(s serverSelector) bool {
+		return len(s.Labels) > 0 && labels.SelectorFromSet(s.Labels).Matches(labels.Set(svc.Labels))
+	})
+	if !matched {
+		return "", false
+	}
+	for _, want := range sys.Ports {
+		for _, p := range svc.Spec.Ports {
+			if p.Name == want {
+				return p.Name, true
+			}
+		}
+	}
+	// A Service of one unnamed port: the API answers there or nowhere.
+	if len(svc.Spec.Ports) == 1 && svc.Spec.Ports[0].Name == "" {
+		return fmt.Sprint(svc.Spec.Ports[0].Port), true
+	}
+	return "", false
+}
+
+// prometheusState says whether the Prometheus Operator runs a Prometheus:
+// its Available condition ("" when the operator wrote none yet).
+func prometheusState(p *unstructured.Unstructured) (checks.Condition, bool) {
+	return checks.FindCondition(checks.Conditions(p), "Available")
+}
+
+// refused says whether err is the cluster refusing the reader: the check
+// cannot decide.
+func refused(err error) bool { return apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) }
+
+// answerOf says what a failed read through a proxy answered: the API
+// server's message, and what it relayed from behind the proxy, which a
+// 503 keeps apart from its message ("error trying to reach service: ...").
+func answerOf(err error) string {
+	var st apierrors.APIStatus
+	if !errors.As(err, &st) {
+		return err.Error()
+	}
+	s := st.Status()
+	if s.Details != nil {
+		for _, c := range s.Details.Causes {
+			// "unknown" is client-go's word for an empty body.
+			if m := strings.TrimSpace(c.Message); m != "" && m != "unknown" && !strings.Contains(s.Message, m) {
+				if len(m) > 200 {
+					m = m[:200] + "..."
+				}
+				return s.Message + ": " + m
+			}
+		}
+	}
+	return s.Message
+}
+
+// separators split a target's names into words.
+var separators = regexp.MustCompile(`[^a-z0-9]+`)
+
+// matches says whether a target's labels show it is this workload: one of
+// its Kubernetes label keys, as discovery carries it or as a relabelling
+// copied it, or one of its names as whole words of the job, pool, pod,
+// service or container.
+func (w aiWorkload) matches(t target) bool {
+	for _, key := range w.Labels {
+		l := promLabel(key)
+		for _, meta := range []string{"__meta_kubernetes_pod_label_" + l, "__meta_kubernetes_service_label_" + l} {
+			if t.DiscoveredLabels[meta] != "" {
+				return true
+			}
+		}
+		if t.label(l) != "" {
+			return true
+		}
+	}
+	if len(w.Names) == 0 {
+		return false
+	}
+	var words []string
+	for _, v := range []string{t.ScrapePool, t.label("job"), t.label("pod"), t.label("service"), t.label("container")} {
+		words = append(words, "-"+strings.Trim(separators.ReplaceAllString(strings.ToLower(v), "-"), "-")+"-")
+	}
+	for _, n := range w.Names {
+		needle := "-" + separators.ReplaceAllString(strings.ToLower(n), "-") + "-"
+		if slices.ContainsFunc(words, func(w string) bool { return strings.Contains(w, needle) }) {
+			return true
+		}
+	}
+	return false
+}
+
+// promLabel is a Kubernetes label key as Prometheus' Kubernetes discovery
+// writes it into a label name: every character outside [a-zA-Z0-9_] an
+// underscore.
+func promLabel(key string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '_'
+	}, key)
+}

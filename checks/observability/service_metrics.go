@@ -1,0 +1,312 @@
+package observability
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/cluster"
+)
+
+// MonitoringSystem checks that a monitoring system is installed and runs
+// a Prometheus server whose API the cluster can reach.
+type MonitoringSystem struct{}
+
+// Meta implements checks.Check.
+func (MonitoringSystem) Meta() checks.Meta {
+	return checks.Meta{
+		ID: "monitoring-system", Title: "A monitoring system runs in the cluster",
+		Requirement: "ai_service_metrics",
+		Description: "Finds the monitoring systems checks/observability/monitoring.yaml knows: the Prometheus Operator (its Prometheus, ServiceMonitor and PodMonitor CRDs, and each Prometheus object's Available condition), a Prometheus server of its own (the Services the common charts and manifests label), and managed collectors that show as CRDs (Google Cloud Managed Service for Prometheus, the OpenTelemetry Operator). Passes when one is found and none of the Prometheus Operator's servers is unavailable; warns when some are; fails when no monitoring system is found, or the Prometheus Operator runs no available Prometheus. What a system collects is judged by monitoring-targets.",
+		Remediation: "Install a monitoring system that discovers workloads in the cluster, such as the Prometheus Operator (kube-prometheus-stack) with a Prometheus object; `kubectl get prometheus -A` and the operator's logs say why a Prometheus is not Available.",
+	}
+}
+
+// Run implements checks.Check.
+func (MonitoringSystem) Run(ctx context.Context, env *checks.Env) (checks.Result, error) {
+	var r checks.Result
+	data, err := loadMonitoring()
+	if err != nil {
+		return r, err
+	}
+	m, err := findMonitoring(ctx, env, data)
+	if err != nil {
+		return r, err
+	}
+	m.addEvidence(ctx, env, &r)
+	var unavailable, available []string
+	for _, p := range m.prometheuses {
+		c, ok := prometheusState(p)
+		switch {
+		case ok && c.Status == "True":
+			available = append(available, checks.ObjectName(p))
+		case !ok:
+			unavailable = append(unavailable, fmt.Sprintf("Prometheus %s has no Available condition yet", checks.ObjectName(p)))
+		default:
+			unavailable = append(unavailable, fmt.Sprintf("Prometheus %s is Available=%s: %s %s", checks.ObjectName(p), c.Status, c.Reason, c.Message))
+		}
+	}
+	r.Details = append(r.Details, unavailable...)
+	r.Table = serversTable(m)
+	systems := m.systemNames()
+	switch {
+	case len(systems) == 0:
+		r.Finish(checks.Fail, "no monitoring system: none of %s is installed", systemList(data))
+	case len(m.prometheuses) > 0 && len(available) == 0 && len(m.servers) == 0:
+		r.Finish(checks.Fail, "the Prometheus Operator runs no available Prometheus: %s", checks.CapLines(unavailable, 3, "; "))
+	case len(m.installed) == 1 && m.installed[0] == "Prometheus Operator" && len(m.prometheuses) == 0 && len(m.servers) == 0:
+		r.Finish(checks.Fail, "the Prometheus Operator is installed but runs no Prometheus: there is no Prometheus object")
+	case len(unavailable) > 0:
+		r.Finish(checks.Warn, "%s; %s", found(m), checks.CapLines(unavailable, 3, "; "))
+	default:
+		r.Finish(checks.Pass, "%s", found(m))
+	}
+	return r, nil
+}
+
+// addEvidence shows the systems' CRDs, the Prometheus objects and the
+// servers' Services.
+func (m monitoring) addEvidence(ctx context.Context, env *checks.Env, r *checks.Result) {
+	if len(m.crds) > 0 {
+		r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.CRDs}, Names: m.crds}, "")
+	}
+	if len(m.prometheuses) > 0 {
+		if res, err := checks.CustomResource(ctx, env, prometheusOperatorCRD); err == nil {
+			r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{res}, AllNamespaces: true}, "")
+		}
+	}
+	if len(m.servers) > 0 {
+		names := []string{"NAME"}
+		for _, s := range m.servers {
+			names = append(names, s.service.Name)
+		}
+		r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Services}, AllNamespaces: true, Grep: cluster.GrepAny(names...)}, "")
+	}
+}
+
+// found says which systems were found and which servers answer for them.
+func found(m monitoring) string {
+	var parts []string
+	for _, name := range m.systemNames() {
+		var servers []string
+		for _, s := range m.servers {
+			if s.system == name {
+				servers = append(servers, s.name())
+			}
+		}
+		switch {
+		case len(servers) > 0:
+			parts = append(parts, fmt.Sprintf("%s (Prometheus API at %s)", name, strings.Join(servers, ", ")))
+		case name == "Prometheus Operator":
+			parts = append(parts, name+" (no Service of its Prometheus found)")
+		default:
+			parts = append(parts, name+" (collects outside the cluster)")
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// serversTable is the Prometheus servers found.
+func serversTable(m monitoring) *checks.Table {
+	if len(m.servers) == 0 {
+		return nil
+	}
+	t := &checks.Table{Header: []string{"SYSTEM", "SERVICE", "PORT"}}
+	for _, s := range m.servers {
+		t.Rows = append(t.Rows, []string{s.system, s.name(), s.port})
+	}
+	return t
+}
+
+func systemList(data monitoringData) string {
+	var names []string
+	for _, s := range data.Systems {
+		names = append(names, s.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// MonitoringTargets checks that a Prometheus server discovers and scrapes
+// workloads of the cluster, AI workloads among them.
+type MonitoringTargets struct{}
+
+// Meta implements checks.Check.
+func (MonitoringTargets) Meta() checks.Meta {
+	return checks.Meta{
+		ID: "monitoring-targets", Title: "The monitoring system discovers workloads and collects their metrics",
+		Requirement: "ai_service_metrics",
+		Description: "Reads the active scrape targets of each Prometheus server monitoring-system found, from its HTTP API through the API server's service proxy, as `kubectl get --raw /api/v1/namespaces/NS/services/NAME:PORT/proxy/api/v1/targets` does, never dialling the server. A target is up when its last scrape succeeded and is recent (within three of its scrape intervals of the newest scrape the server reports); it is discovered when Prometheus' Kubernetes discovery found it. The AI workloads among the targets (KServe, KubeRay, Kubeflow, vLLM, Triton... by the labels and names in checks/observability/monitoring.yaml) are counted. Passes when a server scrapes up targets it discovered in the cluster, AI workloads among them and all up; warns when no AI workload is among the targets or some of them are down; fails when no server answers with a discovered target up. A managed collector, whose targets live outside the cluster, cannot be judged here: Error.",
+		Remediation: "Have the monitoring system discover the AI workloads (a ServiceMonitor or PodMonitor selecting their pods, or prometheus.io annotations where the configuration honours them); the server's /targets page, read with `kubectl get --raw` through the service proxy, shows each target's last error.",
+	}
+}
+
+// serverTargets is what one server answered.
+type serverTargets struct {
+	server
+	set     targetSet
+	problem string // why it shows no collection; "" when it does
+}
+
+// Run implements checks.Check.
+func (MonitoringTargets) Run(ctx context.Context, env *checks.Env) (checks.Result, error) {
+	var r checks.Result
+	data, err := loadMonitoring()
+	if err != nil {
+		return r, err
+	}
+	m, err := findMonitoring(ctx, env, data)
+	if err != nil {
+		return r, err
+	}
+	if len(m.servers) == 0 {
+		if len(m.installed) > 0 {
+			return r, fmt.Errorf("no Prometheus server of %s in the cluster whose targets can be read: a managed collector's targets live outside the cluster", strings.Join(m.installed, ", "))
+		}
+		r.Finish(checks.Fail, "no monitoring system collects metrics: no Prometheus server is found (see monitoring-system)")
+		return r, nil
+	}
+	results := make([]serverTargets, len(m.servers))
+	for i, s := range m.servers {
+		st := &results[i]
+		st.server = s
+		body, _, err := env.Cluster.Raw(ctx, s.targetsPath(""))
+		if err != nil {
+			if refused(err) {
+				return r, fmt.Errorf("targets of %s: %w", s.name(), err)
+			}
+			st.problem = "its API does not answer: " + answerOf(err)
+			continue
+		}
+		all, err := parseTargets(body)
+		if err != nil {
+			st.problem = err.Error()
+			continue
+		}
+		st.set = judgeTargets(all, data.Workloads)
+		switch {
+		case len(all) == 0:
+			st.problem = "it has no active target"
+		case len(st.set.up) == 0:
+			st.problem = fmt.Sprintf("none of its %s is up", checks.Plural(len(all), "target"))
+		case st.set.discoveredUp == 0:
+			st.problem = fmt.Sprintf("none of its %d up targets was discovered in the cluster: static configurations only", len(st.set.up))
+		}
+	}
+	r.Table = targetsTable(results)
+	addTargetsEvidence(ctx, env, &r, results)
+
+	var working, failing, warnings []string
+	aiTargets := 0
+	for _, st := range results {
+		if st.problem != "" {
+			failing = append(failing, fmt.Sprintf("Prometheus %s: %s", st.name(), st.problem))
+			continue
+		}
+		line := fmt.Sprintf("%s scrapes %d of %d active targets, %d discovered in the cluster", st.name(), len(st.set.up), len(st.set.all), st.set.discoveredUp)
+		if len(st.set.ai) > 0 {
+			line += "; AI workloads: " + st.set.aiSummary()
+		}
+		working = append(working, line)
+		for _, t := range st.set.ai {
+			aiTargets += len(t)
+		}
+		warnings = append(warnings, st.set.aiDown...)
+	}
+	// The targets that are down, a bounded few of each server.
+	for _, st := range results {
+		down := st.set.down
+		if len(down) > maxDownShown {
+			down = append(down[:maxDownShown:maxDownShown], fmt.Sprintf("and %d more targets not up", len(st.set.down)-maxDownShown))
+		}
+		r.Details = append(r.Details, down...)
+	}
+	switch {
+	case len(working) == 0:
+		r.Finish(checks.Fail, "no Prometheus server collects from the cluster: %s", checks.CapLines(failing, 3, "; "))
+	case len(failing) > 0 || len(warnings) > 0:
+		r.Finish(checks.Warn, "%s; but %s", strings.Join(working, "; "), checks.CapLines(append(failing, warnings...), 3, "; "))
+	case aiTargets == 0:
+		r.Finish(checks.Warn, "%s; but no AI workload is among its targets (%s)", strings.Join(working, "; "), workloadList(data))
+	default:
+		r.Finish(checks.Pass, "%s", strings.Join(working, "; "))
+	}
+	return r, nil
+}
+
+// addTargetsEvidence shows, through the same proxy, the targets of a few
+// scrape pools: the AI workloads' first, else one that was up, and what
+// a failing server answered.
+func addTargetsEvidence(ctx context.Context, env *checks.Env, r *checks.Result, results []serverTargets) {
+	shown := 0
+	show := func(path, note string) {
+		if shown < 3 {
+			shown++
+			r.AddRawEvidence(ctx, env, cluster.GetRaw{Path: path}, note)
+		}
+	}
+	for _, st := range results {
+		if st.problem != "" {
+			continue
+		}
+		pools := st.set.pools
+		if len(pools) == 0 {
+			for _, t := range st.set.up {
+				if t.discovered() {
+					pools = []string{t.ScrapePool}
+					break
+				}
+			}
+		}
+		for _, p := range pools[:min(len(pools), 2)] {
+			show(st.targetsPath(p), fmt.Sprintf("targets of scrape pool %s of %s", p, st.name()))
+		}
+	}
+	for _, st := range results {
+		switch {
+		case st.problem == "":
+		case len(st.set.all) > 0 && len(st.set.all) <= 20:
+			show(st.targetsPath(""), "Prometheus "+st.name())
+		case len(st.set.all) > 0:
+			// One pool of many: what a target that is not up answered.
+			for _, t := range st.set.all {
+				if t.Health != "up" {
+					show(st.targetsPath(t.ScrapePool), fmt.Sprintf("targets of scrape pool %s of %s", t.ScrapePool, st.name()))
+					break
+				}
+			}
+		default:
+			show(st.targetsPath(""), "Prometheus "+st.name())
+		}
+	}
+}
+
+// targetsTable is each server's targets.
+func targetsTable(results []serverTargets) *checks.Table {
+	t := &checks.Table{Header: []string{"PROMETHEUS", "TARGETS", "UP", "DISCOVERED UP", "AI WORKLOADS"}}
+	for _, st := range results {
+		ai := st.set.aiSummary()
+		if ai == "" {
+			ai = "-"
+		}
+		if st.problem != "" && st.set.all == nil {
+			t.Rows = append(t.Rows, []string{st.name(), "-", "-", "-", "-"})
+			continue
+		}
+		t.Rows = append(t.Rows, []string{st.name(), strconv.Itoa(len(st.set.all)), strconv.Itoa(len(st.set.up)), strconv.Itoa(st.set.discoveredUp), ai})
+	}
+	return t
+}
+
+func workloadList(data monitoringData) string {
+	var names []string
+	for _, w := range data.Workloads {
+		names = append(names, w.Name)
+	}
+	return checks.CapLines(names, 5, ", ")
+}
+
+// maxDownShown bounds the targets not up named in the details, per
+// server: a large cluster's report stays readable.
+const maxDownShown = 20
