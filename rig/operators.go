@@ -599,7 +599,13 @@ func (o *Operator) waitServing(ctx context.Context) error {
 // waitAnswers waits until url answers at all (any status: a webhook
 // server's root is a 404), while proc runs.
 func waitAnswers(ctx context.Context, hc *http.Client, url string, proc *process, what string) error {
-	var last error
+	return waitStatus(ctx, hc, url, proc, what, 0)
+}
+
+// waitStatus waits until url answers with status want (any, when 0),
+// while proc runs.
+func waitStatus(ctx context.Context, hc *http.Client, url string, proc *process, what string, want int) error {
+	var last string
 	for {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if err != nil {
@@ -608,11 +614,15 @@ func waitAnswers(ctx context.Context, hc *http.Client, url string, proc *process
 		resp, err := hc.Do(req)
 		if err == nil {
 			_ = resp.Body.Close()
-			return nil
+			if want == 0 || resp.StatusCode == want {
+				return nil
+			}
+			last = resp.Status
+		} else {
+			last = err.Error()
 		}
-		last = err
 		if err := pause(ctx, 200*time.Millisecond, proc); err != nil {
-			return fmt.Errorf("%s on %s: %w (last: %v)", what, url, err, last)
+			return fmt.Errorf("%s on %s: %w (last: %s)", what, url, err, last)
 		}
 	}
 }

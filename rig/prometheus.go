@@ -77,6 +77,8 @@ func (c *Cluster) InstallPrometheus(ctx context.Context, opts OperatorOptions) (
 	if err != nil {
 		return nil, err
 	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
 	if err := p.createPod(ctx); err != nil {
 		_ = p.Stop()
 		return nil, err
@@ -155,7 +157,7 @@ func (p *Prometheus) Start(ctx context.Context) error {
 		return err
 	}
 	hc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{Proxy: nil}}
-	return waitHTTP200(ctx, hc, fmt.Sprintf("http://127.0.0.1:%d/-/ready", p.port), p.proc)
+	return waitStatus(ctx, hc, fmt.Sprintf("http://127.0.0.1:%d/-/ready", p.port), p.proc, "prometheus", http.StatusOK)
 }
 
 // WaitUp waits until at least n of Prometheus' targets are up, as its own
@@ -334,28 +336,4 @@ func PromLabelName(key string) string {
 		}
 		return '_'
 	}, key)
-}
-
-// waitHTTP200 waits until url answers 200, or the process exits.
-func waitHTTP200(ctx context.Context, hc *http.Client, url string, proc *process) error {
-	var last string
-	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return err
-		}
-		resp, err := hc.Do(req)
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			last = resp.Status
-		} else {
-			last = err.Error()
-		}
-		if err := pause(ctx, 200*time.Millisecond, proc); err != nil {
-			return fmt.Errorf("%s: %w (last: %s)", url, err, last)
-		}
-	}
 }

@@ -89,11 +89,7 @@ func seriesQuery(known []exporter) string {
 // or by its namespace and pod labels. A server that does not answer the
 // query is passed over: the exporters are then read one by one.
 func fromPrometheus(ctx context.Context, env *checks.Env, known []exporter, results []nodeMetrics) *collected {
-	data, err := loadMonitoring()
-	if err != nil {
-		return nil
-	}
-	m, err := findMonitoring(ctx, env, data)
+	_, m, err := findMonitoring(ctx, env)
 	if err != nil || len(m.servers) == 0 {
 		return nil
 	}

@@ -101,8 +101,18 @@ func (m monitoring) systemNames() []string {
 }
 
 // findMonitoring reads the CRDs and Services for the monitoring systems
-// monitoring.yaml knows. An error is a read the cluster refused.
-func findMonitoring(ctx context.Context, env *checks.Env, data monitoringData) (monitoring, error) {
+// monitoring.yaml knows, and returns those with the data. An error is a
+// read the cluster refused, or data that does not load.
+func findMonitoring(ctx context.Context, env *checks.Env) (monitoringData, monitoring, error) {
+	data, err := loadMonitoring()
+	if err != nil {
+		return data, monitoring{}, err
+	}
+	m, err := data.find(ctx, env)
+	return data, m, err
+}
+
+func (data monitoringData) find(ctx context.Context, env *checks.Env) (monitoring, error) {
 	var m monitoring
 	crds, err := checks.List[*apiextensionsv1.CustomResourceDefinition](ctx, env, cluster.Query{Resource: cluster.CRDs})
 	if err != nil {

@@ -3,6 +3,7 @@ package observability
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -27,11 +28,7 @@ func (MonitoringSystem) Meta() checks.Meta {
 // Run implements checks.Check.
 func (MonitoringSystem) Run(ctx context.Context, env *checks.Env) (checks.Result, error) {
 	var r checks.Result
-	data, err := loadMonitoring()
-	if err != nil {
-		return r, err
-	}
-	m, err := findMonitoring(ctx, env, data)
+	data, m, err := findMonitoring(ctx, env)
 	if err != nil {
 		return r, err
 	}
@@ -152,19 +149,21 @@ type serverTargets struct {
 // Run implements checks.Check.
 func (MonitoringTargets) Run(ctx context.Context, env *checks.Env) (checks.Result, error) {
 	var r checks.Result
-	data, err := loadMonitoring()
-	if err != nil {
-		return r, err
-	}
-	m, err := findMonitoring(ctx, env, data)
+	data, m, err := findMonitoring(ctx, env)
 	if err != nil {
 		return r, err
 	}
 	if len(m.servers) == 0 {
-		if len(m.installed) > 0 {
-			return r, fmt.Errorf("no Prometheus server of %s in the cluster whose targets can be read: a managed collector's targets live outside the cluster", strings.Join(m.installed, ", "))
+		var managed []string
+		for _, sys := range data.Systems {
+			if len(sys.Servers) == 0 && slices.Contains(m.installed, sys.Name) {
+				managed = append(managed, sys.Name)
+			}
 		}
-		r.Finish(checks.Fail, "no monitoring system collects metrics: no Prometheus server is found (see monitoring-system)")
+		if len(managed) > 0 && len(managed) == len(m.installed) {
+			return r, fmt.Errorf("no Prometheus server in the cluster whose targets can be read: %s collects outside the cluster", strings.Join(managed, ", "))
+		}
+		r.Finish(checks.Fail, "no monitoring system collects metrics: no Prometheus server's Service is found (see monitoring-system)")
 		return r, nil
 	}
 	results := make([]serverTargets, len(m.servers))

@@ -116,7 +116,9 @@ func TestMonitoringTargets(t *testing.T) {
 		{Name: "no target", Edit: func(w *checkstest.World) { w.Targets = []checkstest.Target{} }, Status: checks.Fail,
 			Reason: "it has no active target"},
 		{Name: "no monitoring system", Edit: withoutMonitoring, Status: checks.Fail,
-			Reason: "no monitoring system collects metrics: no Prometheus server is found"},
+			Reason: "no monitoring system collects metrics: no Prometheus server's Service is found"},
+		{Name: "the Prometheus Operator without its Service", Edit: func(w *checkstest.World) { w.Services = nil }, Status: checks.Fail,
+			Reason: "no monitoring system collects metrics: no Prometheus server's Service is found"},
 	}, func(t *testing.T, tc checkstest.Case, r checks.Result) {
 		if tc.Status == checks.Pass {
 			require.NotEmpty(t, r.Evidence)
@@ -137,7 +139,7 @@ func TestMonitoringTargetsManaged(t *testing.T) {
 	w.CRDs = append(w.CRDs, otel)
 	r := checkstest.Result(t, w.Serve().Run([]checks.Check{observability.MonitoringTargets{}}, nil), "monitoring-targets", "")
 	assert.Equal(t, checks.Error, r.Status, r.Reason)
-	assert.Contains(t, r.Reason, "no Prometheus server of OpenTelemetry Operator in the cluster whose targets can be read")
+	assert.Contains(t, r.Reason, "no Prometheus server in the cluster whose targets can be read: OpenTelemetry Operator collects outside the cluster")
 }
 
 // A Prometheus that does not answer fails; a read the cluster refuses (no
