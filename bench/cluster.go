@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aiconform/aiconform/fixtures/scenarios"
 	"github.com/aiconform/aiconform/rig"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -234,9 +233,9 @@ func Workload(size Size, now time.Time) *Objects {
 			objs.Pods = append(objs.Pods, p)
 			switch a {
 			case dcgmAgent:
-				objs.Targets = append(objs.Targets, scenarios.PodTarget("gpu-metrics", int(a.port), p, false))
+				objs.Targets = append(objs.Targets, rig.PodTarget("gpu-metrics", int(a.port), p, now))
 			case nodeExporterAgent:
-				objs.Targets = append(objs.Targets, scenarios.PodTarget("node-exporter", int(a.port), p, false))
+				objs.Targets = append(objs.Targets, rig.PodTarget("node-exporter", int(a.port), p, now))
 			}
 			if a == dcgmAgent {
 				addr := netip.AddrPortFrom(netip.MustParseAddr(p.Status.PodIP), uint16(a.port))

@@ -2,9 +2,13 @@ package rig
 
 import (
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // PrometheusTarget is an active scrape target as the Prometheus HTTP API's
@@ -57,4 +61,28 @@ func PrometheusTargetsHandler(targets []PrometheusTarget) http.Handler {
 		_, _ = w.Write(PrometheusTargets(targets, r.URL.Query()))
 	})
 	return mux
+}
+
+// PodTarget is a pod as a Prometheus job's Kubernetes discovery (role pod)
+// finds it, scraped on port, relabelled as the common configurations do
+// (namespace, pod, node), and up, last scraped at at.
+func PodTarget(job string, port int, p *corev1.Pod, at time.Time) PrometheusTarget {
+	addr := net.JoinHostPort(p.Status.PodIP, strconv.Itoa(port))
+	d := map[string]string{
+		"__address__": addr, "__metrics_path__": "/metrics", "__scheme__": "http",
+		"__scrape_interval__": "30s", "__scrape_timeout__": "10s", "job": job,
+		"__meta_kubernetes_namespace": p.Namespace, "__meta_kubernetes_pod_name": p.Name,
+		"__meta_kubernetes_pod_ip": p.Status.PodIP, "__meta_kubernetes_pod_node_name": p.Spec.NodeName,
+		"__meta_kubernetes_pod_ready": "true", "__meta_kubernetes_pod_phase": string(p.Status.Phase),
+	}
+	for k, v := range p.Labels {
+		d["__meta_kubernetes_pod_label_"+PromLabelName(k)] = v
+		d["__meta_kubernetes_pod_labelpresent_"+PromLabelName(k)] = "true"
+	}
+	return PrometheusTarget{
+		DiscoveredLabels: d,
+		Labels:           map[string]string{"instance": addr, "job": job, "namespace": p.Namespace, "pod": p.Name, "node": p.Spec.NodeName},
+		ScrapePool:       job, ScrapeURL: "http://" + addr + "/metrics", GlobalURL: "http://" + addr + "/metrics",
+		LastScrape: at, LastScrapeDuration: 0.0042, Health: "up", ScrapeInterval: "30s", ScrapeTimeout: "10s",
+	}
 }

@@ -1,7 +1,8 @@
 package checkstest
 
 import (
-	"strings"
+	"net"
+	"strconv"
 	"time"
 
 	"github.com/aiconform/aiconform/rig"
@@ -60,17 +61,18 @@ const PrometheusTargetsPath = "/api/v1/namespaces/monitoring/services/prometheus
 // Target is an active target of the world's Prometheus.
 type Target = rig.PrometheusTarget
 
-// PodTarget is a target a PodMonitor's Kubernetes discovery found: the
-// pod's labels carried as __meta_kubernetes_pod_label_*, scraped at addr,
-// up and last scraped at JudgeAt.
+// PodTarget is a target a PodMonitor's Kubernetes discovery found in pool:
+// the pod at addr with labels, up and last scraped a moment before JudgeAt.
 func PodTarget(pool, namespace, pod, addr string, labels map[string]string) Target {
-	d := map[string]string{"__address__": addr, "__meta_kubernetes_namespace": namespace, "__meta_kubernetes_pod_name": pod, "__scheme__": "http", "__metrics_path__": "/metrics", "job": pool}
-	for k, v := range labels {
-		d["__meta_kubernetes_pod_label_"+strings.NewReplacer(".", "_", "/", "_", "-", "_").Replace(k)] = v
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		panic(err)
 	}
-	return Target{
-		DiscoveredLabels: d, Labels: map[string]string{"instance": addr, "job": namespace + "/" + pod, "namespace": namespace, "pod": pod},
-		ScrapePool: pool, ScrapeURL: "http://" + addr + "/metrics", GlobalURL: "http://" + addr + "/metrics",
-		LastScrape: JudgeAt.Add(-5 * time.Second), LastScrapeDuration: 0.004, Health: "up", ScrapeInterval: "30s", ScrapeTimeout: "10s",
+	n, err := strconv.Atoi(port)
+	if err != nil {
+		panic(err)
 	}
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: pod, Labels: labels},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: host}}
+	return rig.PodTarget(pool, n, p, JudgeAt.Add(-5*time.Second))
 }
