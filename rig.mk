@@ -8,12 +8,19 @@ RIG_BIN ?= bin
 # with JobSet, the Training Operator, Kueue)
 RIG_UP_FLAGS ?=
 
-.PHONY: tools cluster-up cluster-down cluster-status e2e
+.PHONY: tools rig-images cluster-up cluster-down cluster-status e2e
 
-# Pinned etcd, Kubernetes components, kubectl and kwok into bin/; a second
-# run does nothing.
+# The machine's packages a real node runs on (as root, from apt), then the
+# pinned etcd, Kubernetes components, kubelet, kubectl, kwok and operators
+# into bin/; a second run does nothing.
 tools:
+	tools/host-packages
 	tools/build
+
+# The programs of the real nodes' images (rig/images), static, in
+# $(RIG_BIN)/images/; the rig assembles and imports the images itself.
+rig-images:
+	CGO_ENABLED=0 go build -trimpath -o $(RIG_BIN)/images/ ./rig/images/...
 
 # bin/rig is rebuilt every time (seconds, cached by Go): it must be a stable
 # file because the detached egress proxy keeps running from it.
@@ -25,8 +32,9 @@ FORCE:
 
 # Starts the rig detached (state and PIDs in $(RIG_DIR)/), installs the five
 # operators on it (their processes recorded there too), and prints the
-# admin kubeconfig path on stdout.
-cluster-up: tools $(RIG_BIN)/rig
+# admin kubeconfig path on stdout. RIG_UP_FLAGS=--real-nodes=1 adds a real
+# node (root only).
+cluster-up: tools $(RIG_BIN)/rig rig-images
 	$(RIG_BIN)/rig up --dir $(RIG_DIR) --bin $(RIG_BIN) $(RIG_UP_FLAGS)
 
 # Removes the operators' webhook configurations, then stops exactly the
@@ -40,6 +48,6 @@ cluster-status: $(RIG_BIN)/rig
 
 # End-to-end tests. They start a rig of their own, or reuse the one in
 # $(RIG_DIR) when RIG_REUSE=1.
-e2e: tools
+e2e: tools $(RIG_BIN)/rig rig-images
 	AICONFORM_RIG_BIN=$(CURDIR)/$(RIG_BIN) $(if $(filter 1,$(RIG_REUSE)),AICONFORM_RIG_DIR=$(CURDIR)/$(RIG_DIR)) \
 		go test -tags e2e -count=1 -timeout 30m ./rig/... ./e2e/...

@@ -79,9 +79,16 @@ func startOperatorRig(ctx context.Context, t *testing.T, name string, servingOnl
 // ends; its logs are kept if the test failed.
 func startRig(ctx context.Context, t *testing.T, name, binDir string) *rig.Cluster {
 	t.Helper()
+	return startRigWith(ctx, t, name, rig.Options{BinDir: binDir})
+}
+
+// startRigWith is startRig with more options (real nodes).
+func startRigWith(ctx context.Context, t *testing.T, name string, opts rig.Options) *rig.Cluster {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "aiconform-"+name+"-")
 	require.NoError(t, err)
-	c, err := rig.Start(ctx, rig.Options{Dir: dir, BinDir: binDir, Progress: testLogWriter{t}})
+	opts.Dir, opts.Progress = dir, testLogWriter{t}
+	c, err := rig.Start(ctx, opts)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		assert.NoError(t, c.Stop())

@@ -57,6 +57,11 @@ func apiserverArgs(f pkiFiles, etcdPort, port int, egressConfig string) []string
 		// loopback-only proxy.
 		"--egress-selector-config-file", egressConfig,
 		"--allow-privileged",
+		// A real node's kubelet (nodenet.go) admits the apiserver by this
+		// certificate, at its InternalIP: its hostname resolves nowhere.
+		"--kubelet-client-certificate", f.kubeletClient,
+		"--kubelet-client-key", f.kubeletClientK,
+		"--kubelet-preferred-address-types", "InternalIP",
 		"--profiling=false",
 	}
 }

@@ -44,6 +44,12 @@
 // that pod. Install returns once the process leads; after a restart,
 // WaitLeader waits for the previous run's Lease to expire.
 //
+// Options.RealNodes adds real nodes (realnode.go): a kubelet with
+// containerd and runc each, in network and mount namespaces of their own
+// (nodenet.go), whose pods really run images the rig builds from the
+// project's sources (images.go) and get stand-in GPUs from a device plugin
+// through the kubelet (realgpu.go).
+//
 // From make: `make cluster-up` (rig/cmd/rig up) starts a detached rig with
 // its state in .rig/ and the five operators and the components beside them on it, `make cluster-down` removes
 // their webhooks and stops exactly the PIDs it recorded, and Attach reuses

@@ -47,12 +47,27 @@ func virtualDir(socketPath string) string { return filepath.Join(filepath.Dir(so
 // registered for it, and answers 403 to everything else. Every decision
 // is written as one line to its log.
 type EgressProxy struct {
-	ln      net.Listener
-	srv     *http.Server
-	virtual string // the folder of registered virtual addresses
+	ln  net.Listener
+	srv *http.Server
+	// route decides where a CONNECT goes: the machine's loopback (and the
+	// virtual range) for the API server's egress, one node's own network
+	// for a real node's proxy (nodenet.go).
+	route func(target string) (upstream, error)
 
 	mu  sync.Mutex
 	log io.Writer
+}
+
+// upstream is where a CONNECT is forwarded: how to open the connection,
+// and what to log of it when that is not the target itself.
+type upstream struct {
+	dial func() (net.Conn, error)
+	via  string
+}
+
+// tcpUpstream dials ap directly.
+func tcpUpstream(ap netip.AddrPort) upstream {
+	return upstream{dial: func() (net.Conn, error) { return net.DialTimeout("tcp", ap.String(), 5*time.Second) }, via: ap.String()}
 }
 
 // egressRefusedMarker starts the log line of a refused CONNECT; tests and
@@ -62,6 +77,13 @@ const egressRefusedMarker = "REFUSED"
 // ListenEgressProxy starts the proxy on the unix socket at socketPath and
 // appends its decisions to logw.
 func ListenEgressProxy(socketPath string, logw io.Writer) (*EgressProxy, error) {
+	dir := virtualDir(socketPath)
+	return listenConnect(socketPath, logw, func(target string) (upstream, error) { return resolve(dir, target) })
+}
+
+// listenConnect serves CONNECT on the unix socket at socketPath, forwarding
+// as route says.
+func listenConnect(socketPath string, logw io.Writer, route func(string) (upstream, error)) (*EgressProxy, error) {
 	// A stale socket from a killed rig would make Listen fail with
 	// "address in use"; nothing else can own a path inside the rig dir.
 	if err := os.Remove(socketPath); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -71,7 +93,7 @@ func ListenEgressProxy(socketPath string, logw io.Writer) (*EgressProxy, error) 
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", socketPath, err)
 	}
-	p := &EgressProxy{ln: ln, log: logw, virtual: virtualDir(socketPath)}
+	p := &EgressProxy{ln: ln, log: logw, route: route}
 	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = p.srv.Serve(ln) }()
 	return p, nil
@@ -106,12 +128,16 @@ func allowed(hostport string) (netip.AddrPort, error) {
 }
 
 // resolve is where a CONNECT to hostport goes: loopback as it is, a
-// virtual address to the listener registered for it.
-func (p *EgressProxy) resolve(hostport string) (netip.AddrPort, error) {
+// virtual address to what is registered for it in dir.
+func resolve(dir, hostport string) (upstream, error) {
 	if ap, err := netip.ParseAddrPort(hostport); err == nil && VirtualRange.Contains(ap.Addr().Unmap()) {
-		return resolveVirtual(p.virtual, ap)
+		return resolveVirtual(dir, ap)
 	}
-	return allowed(hostport)
+	ap, err := allowed(hostport)
+	if err != nil {
+		return upstream{}, err
+	}
+	return tcpUpstream(ap), nil
 }
 
 // ServeHTTP handles one CONNECT request.
@@ -122,13 +148,13 @@ func (p *EgressProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	target := r.Host
-	ap, err := p.resolve(target)
+	up, err := p.route(target)
 	if err != nil {
 		p.logf("%s target=%s reason=%q", egressRefusedMarker, target, err.Error())
 		http.Error(w, "aiconform rig egress proxy: "+err.Error(), http.StatusForbidden)
 		return
 	}
-	upstream, err := net.DialTimeout("tcp", ap.String(), 5*time.Second)
+	upstream, err := up.dial()
 	if err != nil {
 		p.logf("FAILED target=%s reason=%q", target, err.Error())
 		http.Error(w, err.Error(), http.StatusBadGateway)
@@ -146,8 +172,8 @@ func (p *EgressProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.logf("FAILED target=%s reason=%q", target, err.Error())
 		return
 	}
-	if ap.String() != target {
-		p.logf("ALLOWED target=%s listener=%s", target, ap)
+	if up.via != target {
+		p.logf("ALLOWED target=%s via=%s", target, up.via)
 	} else {
 		p.logf("ALLOWED target=%s", target)
 	}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,6 +87,41 @@ func TestEgressProxy(t *testing.T) {
 		assert.Contains(t, logBuf.String(), "ALLOWED target="+target)
 	})
 
+	t.Run("a real node's range goes through the node's own proxy", func(t *testing.T) {
+		// The node's proxy, with the backend standing in for a pod of its.
+		nodeSock := filepath.Join(dir, "n")
+		var nodeLog syncBuffer
+		backendAP := netip.MustParseAddrPort(strings.TrimPrefix(backend.URL, "http://"))
+		node, err := listenConnect(nodeSock, &nodeLog, func(target string) (upstream, error) {
+			if target != "10.250.201.5:8080" {
+				return upstream{}, fmt.Errorf("%s is not the pod", target)
+			}
+			return tcpUpstream(backendAP), nil
+		})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = node.Close() })
+		require.NoError(t, os.MkdirAll(virtualDir(sock), 0o700))
+		require.NoError(t, os.WriteFile(filepath.Join(virtualDir(sock), "net-10.250.201.0_24"), []byte("unix:"+nodeSock+"\n"), 0o600))
+
+		resp, conn, br := connect(t, sock, "10.250.201.5:8080")
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		_, err = io.WriteString(conn, "GET / HTTP/1.1\r\nHost: pod\r\nConnection: close\r\n\r\n")
+		require.NoError(t, err)
+		inner, err := http.ReadResponse(br, nil)
+		require.NoError(t, err)
+		body, err := io.ReadAll(inner.Body)
+		require.NoError(t, err)
+		assert.Equal(t, "hello from loopback", string(body))
+		assert.Contains(t, logBuf.String(), "ALLOWED target=10.250.201.5:8080 via=unix:"+nodeSock)
+		assert.Contains(t, nodeLog.String(), "ALLOWED target=10.250.201.5:8080 via="+backendAP.String())
+
+		// What the node's proxy refuses, the egress proxy answers as a
+		// failed dial, not as a tunnel.
+		resp, _, _ = connect(t, sock, "10.250.201.6:8080")
+		assert.Equal(t, http.StatusBadGateway, resp.StatusCode)
+		assert.Contains(t, nodeLog.String(), egressRefusedMarker+" target=10.250.201.6:8080")
+	})
+
 	t.Run("service address is refused without dialling", func(t *testing.T) {
 		resp, _, _ := connect(t, sock, "10.96.0.10:443")
 		assert.Equal(t, http.StatusForbidden, resp.StatusCode)
@@ -124,31 +160,61 @@ func (b *syncBuffer) String() string {
 }
 
 func TestResolveVirtual(t *testing.T) {
-	dir := t.TempDir()
-	p := &EgressProxy{virtual: filepath.Join(dir, "virtual")}
-	require.NoError(t, os.MkdirAll(p.virtual, 0o700))
-	require.NoError(t, os.WriteFile(filepath.Join(p.virtual, "10.250.0.2:9400"), []byte("127.0.0.1:41234\n"), 0o600))
-	require.NoError(t, os.WriteFile(filepath.Join(p.virtual, "10.250.0.3:9400"), []byte("10.244.0.3:9400\n"), 0o600))
+	dir := filepath.Join(t.TempDir(), "virtual")
+	require.NoError(t, os.MkdirAll(dir, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "10.250.0.2:9400"), []byte("127.0.0.1:41234\n"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "10.250.0.3:9400"), []byte("10.244.0.3:9400\n"), 0o600))
+	// A real node's network: its whole range goes to its own proxy.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "net-10.250.201.0_24"), []byte("unix:/rig/nodes/n1/connect.sock\n"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "net-10.250.202.0_24"), []byte("127.0.0.1:80\n"), 0o600))
 	for _, tt := range []struct {
-		target, to, err string
+		target, via, err string
 	}{
-		{target: "10.250.0.2:9400", to: "127.0.0.1:41234"},
+		{target: "10.250.0.2:9400", via: "127.0.0.1:41234"},
 		{target: "10.250.0.2:9401", err: "10.250.0.2:9401: no listener registered for this virtual address"},
 		{target: "10.250.0.9:9400", err: "no listener registered"},
 		// A registration that leaves loopback is refused like any target.
 		{target: "10.250.0.3:9400", err: "10.244.0.3 is outside 127.0.0.0/8"},
 		{target: "10.251.0.2:9400", err: "10.251.0.2 is outside 127.0.0.0/8"},
-		{target: "127.0.0.1:6443", to: "127.0.0.1:6443"},
+		{target: "127.0.0.1:6443", via: "127.0.0.1:6443"},
+		{target: "10.250.201.7:8080", via: "unix:/rig/nodes/n1/connect.sock"},
+		{target: "10.250.202.7:8080", err: "names no unix socket"},
+		{target: "10.250.203.7:8080", err: "no listener registered"},
 	} {
 		t.Run(tt.target, func(t *testing.T) {
-			ap, err := p.resolve(tt.target)
+			up, err := resolve(dir, tt.target)
 			if tt.err != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tt.err)
 				return
 			}
 			require.NoError(t, err)
-			assert.Equal(t, tt.to, ap.String())
+			assert.Equal(t, tt.via, up.via)
+		})
+	}
+}
+
+func TestNodeRoute(t *testing.T) {
+	route := nodeRoute(RealNodeIP(1), RealNodePodCIDR(1))
+	for _, tt := range []struct {
+		target, err string
+	}{
+		{target: "10.250.200.1:10250"},
+		{target: "10.250.201.9:8080"},
+		{target: "10.250.200.2:10250", err: "neither the node 10.250.200.1 nor its pods 10.250.201.0/24"},
+		{target: "10.250.202.9:8080", err: "neither"},
+		{target: "127.0.0.1:6443", err: "neither"},
+		{target: "rig-node-1:10250", err: "not an IP:port"},
+	} {
+		t.Run(tt.target, func(t *testing.T) {
+			up, err := route(tt.target)
+			if tt.err != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.target, up.via)
 		})
 	}
 }

@@ -42,6 +42,7 @@ type pki struct {
 	kwok       *keyPair
 	frontProxy *keyPair // CA for the aggregation layer's request-header authn
 	proxyCl    *keyPair // client cert the apiserver presents to aggregated APIs
+	kubeletCl  *keyPair // client cert the apiserver presents to real nodes' kubelets
 	saKey      *rsa.PrivateKey
 }
 
@@ -80,6 +81,8 @@ func newPKI() (*pki, error) {
 		// kwok writes node and pod status, leases and events for every
 		// fake node: far broader than any built-in role short of admin.
 		{&p.kwok, "kwok-controller", []string{"system:masters"}},
+		// What a real node's kubelet admits for logs, exec and its proxy.
+		{&p.kubeletCl, "kube-apiserver-kubelet-client", []string{"system:masters"}},
 	}
 	for _, c := range clients {
 		kp, err := p.ca.issue(certSpec{cn: c.cn, orgs: c.groups, client: true})
@@ -201,6 +204,7 @@ type pkiFiles struct {
 	frontProxyCA                  string
 	proxyClientCert, proxyClientK string
 	saKey, saPub                  string
+	kubeletClient, kubeletClientK string
 }
 
 // write stores the PEM files under dir/pki with owner-only permissions on
@@ -228,6 +232,8 @@ func (p *pki) write(dir string) (pkiFiles, error) {
 		proxyClientK:    filepath.Join(d, "front-proxy-client.key"),
 		saKey:           filepath.Join(d, "sa.key"),
 		saPub:           filepath.Join(d, "sa.pub"),
+		kubeletClient:   filepath.Join(d, "apiserver-kubelet-client.crt"),
+		kubeletClientK:  filepath.Join(d, "apiserver-kubelet-client.key"),
 	}
 	files := []struct {
 		path string
@@ -243,6 +249,8 @@ func (p *pki) write(dir string) (pkiFiles, error) {
 		{f.proxyClientK, p.proxyCl.keyPEM, 0o600},
 		{f.saKey, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: saKeyDER}), 0o600},
 		{f.saPub, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: saPubDER}), 0o644},
+		{f.kubeletClient, p.kubeletCl.certPEM, 0o644},
+		{f.kubeletClientK, p.kubeletCl.keyPEM, 0o600},
 	}
 	for _, file := range files {
 		if err := os.WriteFile(file.path, file.data, file.mode); err != nil {

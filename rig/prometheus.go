@@ -301,21 +301,27 @@ func (c *Cluster) serveScrapeProxy() (*http.Server, error) {
 		return nil, err
 	}
 	dir := virtualDir(c.state.EgressSocket)
-	rp := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
-		r.Out.URL.Host = r.In.Context().Value(listenerKey{}).(string)
+	// Each connection goes where the virtual address leads: a listener of
+	// the rig's, or a real node's network.
+	transport := &http.Transport{DialContext: func(_ context.Context, _, addr string) (net.Conn, error) {
+		ap, err := netip.ParseAddrPort(addr)
+		if err != nil {
+			return nil, err
+		}
+		up, err := resolveVirtual(dir, ap)
+		if err != nil {
+			return nil, err
+		}
+		return up.dial()
 	}}
+	rp := &httputil.ReverseProxy{Transport: transport, Rewrite: func(r *httputil.ProxyRequest) {}}
 	srv := &http.Server{Addr: ln.Addr().String(), ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ap, err := netip.ParseAddrPort(r.URL.Host)
 		if r.Method != http.MethodGet || r.URL.Scheme != "http" || err != nil || !VirtualRange.Contains(ap.Addr()) {
 			http.Error(w, "aiconform rig scrape proxy: only GETs of the virtual range", http.StatusForbidden)
 			return
 		}
-		listener, err := resolveVirtual(dir, ap)
-		if err != nil {
-			http.Error(w, "aiconform rig scrape proxy: "+err.Error(), http.StatusBadGateway)
-			return
-		}
-		rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), listenerKey{}, listener.String())))
+		rp.ServeHTTP(w, r)
 	})}
 	go func() { _ = srv.Serve(ln) }()
 	c.mu.Lock()
@@ -323,8 +329,6 @@ func (c *Cluster) serveScrapeProxy() (*http.Server, error) {
 	c.mu.Unlock()
 	return srv, nil
 }
-
-type listenerKey struct{}
 
 // PromLabelName is a Kubernetes label key as Prometheus' Kubernetes
 // discovery writes it into a label name: every character outside

@@ -61,6 +61,11 @@ type Options struct {
 	// "--socket PATH --log PATH" appended, instead of inside the calling
 	// process. Detached rigs need it: the proxy must outlive the caller.
 	ProxyCommand []string
+	// RealNodes is how many real nodes (realnode.go) join the full rig
+	// beside the kwok ones: a kubelet with containerd and runc each, in
+	// namespaces of their own, where pods really run. They need root and
+	// the machine's packages tools/host-packages installs.
+	RealNodes int
 	// Timeout bounds start-up as a whole. Zero means 2 minutes.
 	Timeout time.Duration
 	// Progress receives one line per start-up step. Nil discards them.
@@ -99,6 +104,8 @@ type state struct {
 	// Operators installed on the rig (operators.go), with the webhook
 	// configurations to remove before their processes stop.
 	Operators []*operatorRecord `json:"operators,omitempty"`
+	// RealNodes whose containers are removed before their containerd stops.
+	RealNodes []*realNode `json:"realNodes,omitempty"`
 }
 
 const stateFile = "state.json"
@@ -152,6 +159,17 @@ func start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	for _, b := range bins {
 		if _, err := os.Stat(filepath.Join(binDir, b)); err != nil {
 			return nil, fmt.Errorf("%s missing in %s (run `make tools`): %w", b, binDir, err)
+		}
+	}
+	if opts.RealNodes > 0 {
+		if opts.ControlPlaneOnly || opts.RealNodes > maxRealNodes {
+			return nil, fmt.Errorf("real nodes: 1 to %d of them, on the full rig", maxRealNodes)
+		}
+		if err := checkRealNodeHost(binDir); err != nil {
+			return nil, err
+		}
+		if _, err := rigImages(binDir); err != nil {
+			return nil, err
 		}
 	}
 
@@ -276,7 +294,13 @@ func start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err := createDevicePlugin(ctx, cs, watched); err != nil {
 		return nil, err
 	}
-	step("device plugin DaemonSet %s/%s Ready on %s; rig ready", DevicePluginNamespace, DevicePluginDaemonSet, GPUNodeName)
+	step("device plugin DaemonSet %s/%s Ready on %s", DevicePluginNamespace, DevicePluginDaemonSet, GPUNodeName)
+	for i := 1; i <= opts.RealNodes; i++ {
+		if err := c.startRealNode(ctx, i, binDir, opts.Detached, step); err != nil {
+			return nil, err
+		}
+	}
+	step("rig ready")
 	return c, nil
 }
 
@@ -351,6 +375,9 @@ func (c *Cluster) Stop() error {
 		}
 		c.mu.Lock()
 		defer c.mu.Unlock()
+		if err := c.stopRealNodes(); err != nil {
+			errs = append(errs, err)
+		}
 		for i := len(c.procs) - 1; i >= 0; i-- {
 			if err := c.procs[i].stop(10 * time.Second); err != nil {
 				errs = append(errs, err)

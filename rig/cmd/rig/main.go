@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -35,6 +36,8 @@ commands:
   down          stop the processes recorded by up
   status        print the recorded processes and their RSS
   egress-proxy  run the loopback-only egress proxy (started by up)
+  node-net      hold a real node's namespaces and serve its two doors
+                (started by up under unshare)
 `
 
 func run(args []string, stdout, stderr io.Writer) error {
@@ -52,10 +55,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 		cpOnly := fs.Bool("control-plane-only", false, "start etcd and kube-apiserver only")
 		noOperators := fs.Bool("no-operators", false, "do not install KServe, KubeRay, Kubeflow Trainer (with JobSet), the Training Operator, Kueue, the metrics adapter and Karpenter on the full rig")
 		timeout := fs.Duration("timeout", 3*time.Minute, "start-up timeout (the control plane, then each operator)")
+		realNodes := fs.Int("real-nodes", 0, "real nodes (kubelet, containerd, runc; needs root and tools/host-packages) beside the kwok nodes")
 		if err := fs.Parse(args); err != nil {
 			return err
 		}
-		return up(*dir, *bin, *cpOnly, !*cpOnly && !*noOperators, *timeout, stdout, stderr)
+		return up(*dir, *bin, *cpOnly, !*cpOnly && !*noOperators, *realNodes, *timeout, stdout, stderr)
 	case "down":
 		if err := fs.Parse(args); err != nil {
 			return err
@@ -77,13 +81,26 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		return egressProxy(*socket, *logPath)
+	case "node-net":
+		var cfg rig.NodeNetConfig
+		nodeIP := fs.String("node-ip", "", "the node's address")
+		podCIDR := fs.String("pod-cidr", "", "the range of the node's pods")
+		api := fs.String("api-server", "", "the API server's loopback IP:port")
+		fs.StringVar(&cfg.EgressSocket, "egress-socket", "", "the rig's egress proxy")
+		fs.StringVar(&cfg.Socket, "socket", "", "unix socket of the node's CONNECT proxy")
+		fs.StringVar(&cfg.KubeletDir, "kubelet-dir", "", "folder to mount on the kubelet's own, /var/lib/kubelet")
+		logPath := fs.String("log", "", "file to append the proxy's decisions to")
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		return nodeNet(cfg, *nodeIP, *podCIDR, *api, *logPath)
 	default:
 		fmt.Fprint(stderr, usage)
 		return fmt.Errorf("unknown command %q", cmd)
 	}
 }
 
-func up(dir, bin string, cpOnly, operators bool, timeout time.Duration, stdout, stderr io.Writer) error {
+func up(dir, bin string, cpOnly, operators bool, realNodes int, timeout time.Duration, stdout, stderr io.Writer) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -111,6 +128,7 @@ func up(dir, bin string, cpOnly, operators bool, timeout time.Duration, stdout, 
 		ControlPlaneOnly: cpOnly,
 		Detached:         true,
 		ProxyCommand:     []string{self, "egress-proxy"},
+		RealNodes:        realNodes,
 		Timeout:          timeout,
 		Progress:         stderr,
 	})
@@ -205,4 +223,30 @@ func egressProxy(socket, logPath string) error {
 	defer stop()
 	<-ctx.Done()
 	return p.Close()
+}
+
+// nodeNet serves a real node's doors until SIGTERM or SIGINT.
+func nodeNet(cfg rig.NodeNetConfig, nodeIP, podCIDR, api, logPath string) error {
+	var err error
+	if cfg.NodeIP, err = netip.ParseAddr(nodeIP); err != nil {
+		return fmt.Errorf("--node-ip: %w", err)
+	}
+	if cfg.PodCIDR, err = netip.ParsePrefix(podCIDR); err != nil {
+		return fmt.Errorf("--pod-cidr: %w", err)
+	}
+	if cfg.APIServer, err = netip.ParseAddrPort(api); err != nil {
+		return fmt.Errorf("--api-server: %w", err)
+	}
+	if cfg.EgressSocket == "" || cfg.Socket == "" || logPath == "" {
+		return errors.New("node-net needs --egress-socket, --socket and --log")
+	}
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	cfg.Log = f
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return rig.RunNodeNet(ctx, cfg)
 }

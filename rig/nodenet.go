@@ -1,0 +1,202 @@
+package rig
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// A real node (realnode.go) lives in a network namespace of its own, with
+// a mount namespace of its own beside it: its kubelet, its containerd and
+// its pods see only the node's address and the pods' range there, and
+// their mounts never reach the machine's. Nothing of that network is
+// routed anywhere, so a pod that tries to leave it (an image pull, say)
+// finds no route.
+//
+// Two doors, both kept by the rig's proxies, join it to the control plane:
+// the API server's address inside the namespace forwards to the egress
+// proxy's unix socket (which reaches loopback only), and the node's own
+// CONNECT proxy on a unix socket takes the API server's egress (logs,
+// exec, the pod proxy) to the node's address and its pods, and nowhere
+// else. Unix sockets are files, not addresses: they cross namespaces.
+
+// NodeNetConfig is what `rig node-net` needs, the process that holds a real
+// node's namespaces.
+type NodeNetConfig struct {
+	// NodeIP is the node's address, put on the namespace's loopback link.
+	NodeIP netip.Addr
+	// PodCIDR is the range of the node's pods, on the CNI bridge.
+	PodCIDR netip.Prefix
+	// APIServer is the API server's loopback address; the same address
+	// inside the namespace leads to it, through EgressSocket.
+	APIServer    netip.AddrPort
+	EgressSocket string
+	// Socket is where the node's CONNECT proxy listens.
+	Socket string
+	// KubeletDir, a folder of the node's, is mounted on the kubelet's own
+	// folder, where paths are fixed: the device-plugin API's sockets, and
+	// the stand-in devices a DaemonSet's hostPath names on every node.
+	KubeletDir string
+	Log        io.Writer
+}
+
+// kubeletRoot is the kubelet's folder.
+const kubeletRoot = "/var/lib/kubelet"
+
+// RunNodeNet sets up the namespace it runs in and serves both doors until
+// ctx ends. It refuses to touch a namespace that already has a link besides
+// loopback: that would be the machine's own network, not a new one.
+func RunNodeNet(ctx context.Context, cfg NodeNetConfig) error {
+	// Both namespaces must be new, not the machine's: what follows adds an
+	// address and a mount.
+	for _, ns := range []string{"net", "mnt"} {
+		own, err1 := os.Readlink("/proc/self/ns/" + ns)
+		parent, err2 := os.Readlink(fmt.Sprintf("/proc/%d/ns/%s", os.Getppid(), ns))
+		if err := errors.Join(err1, err2); err != nil {
+			return err
+		}
+		if own == parent {
+			return fmt.Errorf("node-net runs only in %s namespaces of its own (start it under `unshare --net --mount`)", ns)
+		}
+	}
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return err
+	}
+	for _, i := range ifs {
+		if i.Name != "lo" {
+			return fmt.Errorf("node-net runs only in a network namespace of its own; this one has link %s", i.Name)
+		}
+	}
+	if cfg.KubeletDir != "" {
+		undo, err := bindMount(cfg.KubeletDir, kubeletRoot)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if err := undo(); err != nil {
+				fmt.Fprintf(os.Stderr, "node-net: %s: %v\n", kubeletRoot, err)
+			}
+		}()
+	}
+	for _, args := range [][]string{
+		{"link", "set", "lo", "up"},
+		{"addr", "add", netip.PrefixFrom(cfg.NodeIP, 32).String(), "dev", "lo"},
+	} {
+		if out, err := exec.CommandContext(ctx, "ip", args...).CombinedOutput(); err != nil {
+			return fmt.Errorf("ip %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+	}
+
+	api, err := net.Listen("tcp", cfg.APIServer.String())
+	if err != nil {
+		return fmt.Errorf("the API server's address in the node's namespace: %w", err)
+	}
+	defer api.Close()
+	go forwardAll(api, func() (net.Conn, error) { return dialConnect(cfg.EgressSocket, cfg.APIServer.String()) })
+
+	proxy, err := listenConnect(cfg.Socket, cfg.Log, nodeRoute(cfg.NodeIP, cfg.PodCIDR))
+	if err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return proxy.Close()
+}
+
+// bindMount mounts src on dst in this mount namespace, creating dst's
+// missing folders; undo unmounts it and removes the folders it created.
+func bindMount(src, dst string) (undo func() error, err error) {
+	var created []string
+	for d := dst; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil {
+			break
+		}
+		created = append(created, d)
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return nil, err
+	}
+	remove := func() error {
+		var errs []error
+		for _, d := range created {
+			errs = append(errs, os.Remove(d))
+		}
+		return errors.Join(errs...)
+	}
+	if err := unix.Mount(src, dst, "", unix.MS_BIND, ""); err != nil {
+		return nil, errors.Join(fmt.Errorf("bind %s on %s: %w", src, dst, err), remove())
+	}
+	return func() error {
+		// Detached, with whatever the kubelet mounted under it (its pods'
+		// volumes), which would keep a plain unmount busy; and again, as
+		// the kubelet mounts its folder on itself too.
+		for range 8 {
+			if unix.Unmount(dst, unix.MNT_DETACH) != nil {
+				break
+			}
+		}
+		return remove()
+	}, nil
+}
+
+// nodeRoute lets a CONNECT through to the node's address and its pods'
+// range only.
+func nodeRoute(nodeIP netip.Addr, pods netip.Prefix) func(string) (upstream, error) {
+	return func(target string) (upstream, error) {
+		ap, err := netip.ParseAddrPort(target)
+		if err != nil {
+			return upstream{}, fmt.Errorf("not an IP:port: %w", err)
+		}
+		if ap.Addr() != nodeIP && !pods.Contains(ap.Addr()) {
+			return upstream{}, fmt.Errorf("%s is neither the node %s nor its pods %s", ap.Addr(), nodeIP, pods)
+		}
+		return tcpUpstream(ap), nil
+	}
+}
+
+// forwardAll pipes every connection ln accepts to a connection dial opens,
+// until ln is closed.
+func forwardAll(ln net.Listener, dial func() (net.Conn, error)) {
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue
+		}
+		go func() {
+			up, err := dial()
+			if err != nil {
+				_ = conn.Close()
+				return
+			}
+			pipe(conn, up)
+		}()
+	}
+}
+
+// pipe copies both ways until either side is done, then closes both.
+func pipe(a, b net.Conn) {
+	var wg sync.WaitGroup
+	wg.Add(2)
+	cp := func(dst, src net.Conn) {
+		defer wg.Done()
+		_, _ = io.Copy(dst, src)
+		_ = dst.Close()
+		_ = src.Close()
+	}
+	go cp(a, b)
+	go cp(b, a)
+	wg.Wait()
+}
