@@ -79,15 +79,9 @@ func RunNodeNet(ctx context.Context, cfg NodeNetConfig) error {
 		}
 	}
 	if cfg.KubeletDir != "" {
-		undo, err := bindMount(cfg.KubeletDir, kubeletRoot)
-		if err != nil {
+		if err := mountKubeletDir(cfg.KubeletDir); err != nil {
 			return err
 		}
-		defer func() {
-			if err := undo(); err != nil {
-				fmt.Fprintf(os.Stderr, "node-net: %s: %v\n", kubeletRoot, err)
-			}
-		}()
 	}
 	for _, args := range [][]string{
 		{"link", "set", "lo", "up"},
@@ -113,40 +107,23 @@ func RunNodeNet(ctx context.Context, cfg NodeNetConfig) error {
 	return proxy.Close()
 }
 
-// bindMount mounts src on dst in this mount namespace, creating dst's
-// missing folders; undo unmounts it and removes the folders it created.
-func bindMount(src, dst string) (undo func() error, err error) {
-	var created []string
-	for d := dst; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(d); err == nil {
-			break
-		}
-		created = append(created, d)
+// mountKubeletDir mounts src on the kubelet's folder in this (private)
+// mount namespace. The folder's parent, /var/lib, is first covered by an
+// empty tmpfs there: the mount point is then made inside it, and nothing
+// is created on the machine's own disk, where another rig's node could
+// see it come and go.
+func mountKubeletDir(src string) error {
+	parent := filepath.Dir(kubeletRoot)
+	if err := unix.Mount("tmpfs", parent, "tmpfs", 0, "mode=0755"); err != nil {
+		return fmt.Errorf("tmpfs on %s: %w", parent, err)
 	}
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		return nil, err
+	if err := os.Mkdir(kubeletRoot, 0o755); err != nil {
+		return err
 	}
-	remove := func() error {
-		var errs []error
-		for _, d := range created {
-			errs = append(errs, os.Remove(d))
-		}
-		return errors.Join(errs...)
+	if err := unix.Mount(src, kubeletRoot, "", unix.MS_BIND, ""); err != nil {
+		return fmt.Errorf("bind %s on %s: %w", src, kubeletRoot, err)
 	}
-	if err := unix.Mount(src, dst, "", unix.MS_BIND, ""); err != nil {
-		return nil, errors.Join(fmt.Errorf("bind %s on %s: %w", src, dst, err), remove())
-	}
-	return func() error {
-		// Detached, with whatever the kubelet mounted under it (its pods'
-		// volumes), which would keep a plain unmount busy; and again, as
-		// the kubelet mounts its folder on itself too.
-		for range 8 {
-			if unix.Unmount(dst, unix.MNT_DETACH) != nil {
-				break
-			}
-		}
-		return remove()
-	}, nil
+	return nil
 }
 
 // nodeRoute lets a CONNECT through to the node's address and its pods'

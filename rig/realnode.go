@@ -1,6 +1,7 @@
 package rig
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -254,6 +257,14 @@ func (c *Cluster) stopRealNodes() error {
 		if err := removeContainers(n.Containerd); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", n.Name, err))
 		}
+		// A shim ends on its own once its pod's tasks are gone.
+		deadline := time.Now().Add(10 * time.Second)
+		for len(shimsOf(n.Containerd)) > 0 && time.Now().Before(deadline) {
+			time.Sleep(100 * time.Millisecond)
+		}
+		if left := shimsOf(n.Containerd); len(left) > 0 {
+			errs = append(errs, fmt.Errorf("%s: containerd shims %v still run", n.Name, left))
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -273,14 +284,40 @@ func removeContainers(sock string) error {
 	if err != nil {
 		return fmt.Errorf("ctr tasks list: %v: %s", err, out)
 	}
+	sandboxes, err := ctr("containers", "list", "--quiet", `labels."io.cri-containerd.kind"==sandbox`)
+	if err != nil {
+		return fmt.Errorf("ctr containers list: %v: %s", err, sandboxes)
+	}
+	// A pod's containers first, its sandbox last: the sandbox's shim is the
+	// pod's, and ends with it.
+	tasks := strings.Fields(string(out))
+	last := strings.Fields(string(sandboxes))
+	sort.SliceStable(tasks, func(i, j int) bool { return !slices.Contains(last, tasks[i]) && slices.Contains(last, tasks[j]) })
 	var errs []error
-	for _, id := range strings.Fields(string(out)) {
+	for _, id := range tasks {
 		// A task whose process had ended may be gone by now.
 		if out, err := ctr("tasks", "delete", "--force", id); err != nil && !strings.Contains(string(out), "not found") {
 			errs = append(errs, fmt.Errorf("ctr tasks delete %s: %v: %s", id, err, out))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// shimsOf are the PIDs of the shims of the containerd at sock: processes
+// of containerd-shim whose command line names that socket.
+func shimsOf(sock string) []int {
+	var pids []int
+	files, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, f := range files {
+		cmdline, err := os.ReadFile(f)
+		if err != nil || !bytes.Contains(cmdline, []byte("containerd-shim")) || !bytes.Contains(cmdline, []byte(sock)) {
+			continue
+		}
+		if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(f))); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // clientCert issues a client certificate from the rig's CA.
