@@ -79,7 +79,7 @@ func RunNodeNet(ctx context.Context, cfg NodeNetConfig) error {
 		}
 	}
 	if cfg.KubeletDir != "" {
-		if err := mountKubeletDir(cfg.KubeletDir); err != nil {
+		if err := privateMounts(cfg.KubeletDir); err != nil {
 			return err
 		}
 	}
@@ -107,21 +107,23 @@ func RunNodeNet(ctx context.Context, cfg NodeNetConfig) error {
 	return proxy.Close()
 }
 
-// mountKubeletDir mounts src on the kubelet's folder in this (private)
-// mount namespace. The folder's parent, /var/lib, is first covered by an
-// empty tmpfs there: the mount point is then made inside it, and nothing
-// is created on the machine's own disk, where another rig's node could
-// see it come and go.
-func mountKubeletDir(src string) error {
-	parent := filepath.Dir(kubeletRoot)
-	if err := unix.Mount("tmpfs", parent, "tmpfs", 0, "mode=0755"); err != nil {
-		return fmt.Errorf("tmpfs on %s: %w", parent, err)
+// privateMounts covers /run and /var/lib with empty tmpfs in this
+// (private) mount namespace, and mounts kubeletDir on the kubelet's folder
+// there. What containerd's shims and runc keep under /run, and the
+// kubelet's mount point, are then the node's own: nothing is created on
+// the machine's disk, where another rig's node would see it come and go,
+// and it all vanishes with the namespace.
+func privateMounts(kubeletDir string) error {
+	for _, dir := range []string{"/run", filepath.Dir(kubeletRoot)} {
+		if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "mode=0755"); err != nil {
+			return fmt.Errorf("tmpfs on %s: %w", dir, err)
+		}
 	}
 	if err := os.Mkdir(kubeletRoot, 0o755); err != nil {
 		return err
 	}
-	if err := unix.Mount(src, kubeletRoot, "", unix.MS_BIND, ""); err != nil {
-		return fmt.Errorf("bind %s on %s: %w", src, kubeletRoot, err)
+	if err := unix.Mount(kubeletDir, kubeletRoot, "", unix.MS_BIND, ""); err != nil {
+		return fmt.Errorf("bind %s on %s: %w", kubeletDir, kubeletRoot, err)
 	}
 	return nil
 }

@@ -293,14 +293,23 @@ func removeContainers(sock string) error {
 	tasks := strings.Fields(string(out))
 	last := strings.Fields(string(sandboxes))
 	sort.SliceStable(tasks, func(i, j int) bool { return !slices.Contains(last, tasks[i]) && slices.Contains(last, tasks[j]) })
-	var errs []error
+	var failed []string
 	for _, id := range tasks {
-		// A task whose process had ended may be gone by now.
-		if out, err := ctr("tasks", "delete", "--force", id); err != nil && !strings.Contains(string(out), "not found") {
-			errs = append(errs, fmt.Errorf("ctr tasks delete %s: %v: %s", id, err, out))
+		if out, err := ctr("tasks", "delete", "--force", id); err != nil {
+			failed = append(failed, fmt.Sprintf("ctr tasks delete %s: %v: %s", id, err, out))
 		}
 	}
-	return errors.Join(errs...)
+	// A delete can fail and the task still be gone: one whose process had
+	// ended, or a sandbox whose shim ended before answering. What counts
+	// is that none is left.
+	out, err = ctr("tasks", "list", "--quiet")
+	if err != nil {
+		return fmt.Errorf("ctr tasks list: %v: %s", err, out)
+	}
+	if left := strings.Fields(string(out)); len(left) > 0 {
+		return fmt.Errorf("tasks %v left running: %s", left, strings.Join(failed, "; "))
+	}
+	return nil
 }
 
 // shimsOf are the PIDs of the shims of the containerd at sock: processes
