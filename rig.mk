@@ -17,10 +17,11 @@ tools:
 	tools/host-packages
 	tools/build
 
-# The programs of the real nodes' images (rig/images), static, in
-# $(RIG_BIN)/images/; the rig assembles and imports the images itself.
+# The programs of the real nodes' images (rig/images, and aiconform itself
+# for the in-cluster Job), static, in $(RIG_BIN)/images/; the rig assembles
+# and imports the images itself.
 rig-images:
-	CGO_ENABLED=0 go build -trimpath -o $(RIG_BIN)/images/ ./rig/images/...
+	CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o $(RIG_BIN)/images/ ./rig/images/... ./cmd/aiconform
 
 # bin/rig is rebuilt every time (seconds, cached by Go): it must be a stable
 # file because the detached egress proxy keeps running from it.

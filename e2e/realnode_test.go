@@ -3,28 +3,38 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/aiconform/aiconform/e2e/framework"
+	"github.com/aiconform/aiconform/report"
 	"github.com/aiconform/aiconform/rig"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
 )
 
-// TestProbesOnRealNode runs aiconform's printing probes, the real binary,
-// where their containers really run: on the rig's real node, with the
-// images named by --probe-shell-image, the accelerators handed out by a
-// device plugin through the kubelet, and the output read back through the
-// API server. Unlike on kwok, the probes judge here.
-func TestProbesOnRealNode(t *testing.T) {
+// TestOnRealNode runs aiconform where containers really run, on the rig's
+// real node: its printing probes, the real binary, with the images named
+// by --probe-shell-image, the accelerators handed out by a device plugin
+// through the kubelet, and the output read back through the API server
+// (unlike on kwok, the probes judge here); and aiconform itself as the Job
+// of docs/deploy, in-cluster, as its ServiceAccount.
+func TestOnRealNode(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	aiconform := buildAiconform(t)
@@ -85,4 +95,81 @@ func TestProbesOnRealNode(t *testing.T) {
 		assert.Contains(t, []int{0, 1}, code)
 		assertNoLeftovers(ctx, t, cs, dyn)
 	})
+
+	// docs/deploy's Job, as written but for what the rig needs: the rig's
+	// image of aiconform, and the API server reached from the node's own
+	// network (no kube-proxy on the rig makes the kubernetes Service's
+	// address lead anywhere). The ServiceAccount token and the CA are
+	// the kubelet's; there is no kubeconfig.
+	t.Run("InClusterJob", func(t *testing.T) {
+		binDir := framework.RigBin(t)
+		out := framework.Kubectl(t, binDir, kubeconfig, "", "kubectl apply -f ../docs/rbac/aiconform-reader.yaml -f ../docs/deploy/serviceaccount.yaml")
+		require.Contains(t, out, "serviceaccount/aiconform created", out)
+		data, err := os.ReadFile("../docs/deploy/job.yaml")
+		require.NoError(t, err)
+		job := &batchv1.Job{}
+		require.NoError(t, yaml.UnmarshalStrict(data, job))
+		api, err := netip.ParseAddrPort(strings.TrimPrefix(c.Server(), "https://"))
+		require.NoError(t, err)
+		pod := &job.Spec.Template.Spec
+		pod.HostNetwork = true
+		pod.NodeSelector = map[string]string{rig.RealNodeLabel: "true"}
+		pod.Tolerations = []corev1.Toleration{{Key: rig.RealNodeTaint.Key, Operator: corev1.TolerationOpExists}}
+		ctr := &pod.Containers[0]
+		ctr.Image, ctr.ImagePullPolicy = rig.AiconformImage, corev1.PullNever
+		ctr.Env = append(ctr.Env,
+			corev1.EnvVar{Name: "KUBERNETES_SERVICE_HOST", Value: api.Addr().String()},
+			corev1.EnvVar{Name: "KUBERNETES_SERVICE_PORT", Value: fmt.Sprint(api.Port())})
+		_, err = cs.BatchV1().Jobs(job.Namespace).Create(ctx, job, metav1.CreateOptions{})
+		require.NoError(t, err)
+
+		// A rig without operators meets no MUST of robust_controller: the
+		// binary exits 1, and the Job fails at once by its pod failure
+		// policy, not retried.
+		var done *batchv1.Job
+		require.Eventually(t, func() bool {
+			done, err = cs.BatchV1().Jobs(job.Namespace).Get(ctx, job.Name, metav1.GetOptions{})
+			return err == nil && (jobCondition(done, batchv1.JobFailed) != nil || jobCondition(done, batchv1.JobComplete) != nil)
+		}, 3*time.Minute, time.Second, "Job %s/%s ends", job.Namespace, job.Name)
+		failed := jobCondition(done, batchv1.JobFailed)
+		require.NotNil(t, failed, "%+v", done.Status)
+		assert.Equal(t, batchv1.JobReasonPodFailurePolicy, failed.Reason, failed.Message)
+		assert.EqualValues(t, 1, done.Status.Failed, "not retried")
+
+		pods, err := cs.CoreV1().Pods(job.Namespace).List(ctx, metav1.ListOptions{LabelSelector: "batch.kubernetes.io/job-name=" + job.Name})
+		require.NoError(t, err)
+		require.Len(t, pods.Items, 1)
+		p := pods.Items[0]
+		assert.Equal(t, node, p.Spec.NodeName)
+		logs, err := cs.CoreV1().Pods(job.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
+		require.NoError(t, err)
+		// The log holds stderr too: the report is the JSON value in it.
+		start := bytes.IndexByte(logs, '{')
+		require.GreaterOrEqual(t, start, 0, "no JSON in the Job's log:\n%s", logs)
+		var rep report.Report
+		require.NoError(t, json.NewDecoder(bytes.NewReader(logs[start:])).Decode(&rep))
+		assert.True(t, rep.Run.Cluster.Live)
+		assert.Equal(t, c.Server(), rep.Run.Cluster.Server, "in-cluster: the address the pod was given, no kubeconfig")
+		assert.False(t, rep.Summary.Passed)
+		assert.NotEmpty(t, rep.Requirements)
+		// The read-only role is enough: nothing it ran was refused.
+		checked := 0
+		for _, req := range rep.Requirements {
+			for _, ch := range req.Checks {
+				checked++
+				assert.NotContains(t, strings.ToLower(ch.Reason), "forbidden", "%s/%s", req.ID, ch.ID)
+			}
+		}
+		t.Logf("in-cluster Job: %d requirements, %d checks, passed=%v", len(rep.Requirements), checked, rep.Summary.Passed)
+	})
+}
+
+// jobCondition is the Job's condition of type ct when it is True.
+func jobCondition(j *batchv1.Job, ct batchv1.JobConditionType) *batchv1.JobCondition {
+	for i, c := range j.Status.Conditions {
+		if c.Type == ct && c.Status == corev1.ConditionTrue {
+			return &j.Status.Conditions[i]
+		}
+	}
+	return nil
 }

@@ -33,6 +33,10 @@ const (
 	// GPUPluginImage runs rig/images/gpuplugin, the real nodes' stand-in
 	// accelerator device plugin (realgpu.go).
 	GPUPluginImage = "docker.io/aiconform/rig-gpu-plugin:dev"
+	// AiconformImage runs aiconform itself (cmd/aiconform), static, as
+	// nobody, with no shell: the shape of the release image, for the
+	// in-cluster Job of docs/deploy.
+	AiconformImage = "docker.io/aiconform/aiconform:dev"
 	// ShellImage has a shell and the few commands aiconform's printing
 	// probes run (sh, ls, cat, uname): Debian's static BusyBox, for
 	// --probe-shell-image.
@@ -51,7 +55,7 @@ var shellApplets = []string{"sh", "ls", "cat", "uname", "echo", "sleep", "true"}
 
 // ImageNames are the images every real node has.
 func ImageNames() []string {
-	return []string{PauseImage, NodeInfoImage, GPUPluginImage, ShellImage}
+	return []string{PauseImage, NodeInfoImage, GPUPluginImage, AiconformImage, ShellImage}
 }
 
 // imageFile is one file of an image's only layer.
@@ -82,6 +86,10 @@ func rigImages(binDir string) (map[name.Reference]v1.Image, error) {
 	if err != nil {
 		return nil, err
 	}
+	aiconform, err := read(filepath.Join(binDir, imagesDir, "aiconform"))
+	if err != nil {
+		return nil, err
+	}
 	bb, err := read(busybox)
 	if err != nil {
 		return nil, err
@@ -99,6 +107,7 @@ func rigImages(binDir string) (map[name.Reference]v1.Image, error) {
 		{PauseImage, []imageFile{{path: "/pause", data: pause}}, []string{"/pause"}},
 		{NodeInfoImage, []imageFile{{path: "/nodeinfo", data: nodeinfo}}, []string{"/nodeinfo"}},
 		{GPUPluginImage, []imageFile{{path: "/gpuplugin", data: gpuplugin}}, []string{"/gpuplugin"}},
+		{AiconformImage, []imageFile{{path: "/aiconform", data: aiconform}}, []string{"/aiconform"}},
 		{ShellImage, shell, []string{"/bin/sh"}},
 	} {
 		ref, err := name.ParseReference(im.ref)

@@ -17,7 +17,7 @@ import (
 func TestRigImages(t *testing.T) {
 	bin := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(bin, imagesDir), 0o755))
-	for _, p := range []string{"pause", "nodeinfo", "gpuplugin"} {
+	for _, p := range []string{"pause", "nodeinfo", "gpuplugin", "aiconform"} {
 		require.NoError(t, os.WriteFile(filepath.Join(bin, imagesDir, p), []byte("program "+p), 0o755))
 	}
 	bb := filepath.Join(bin, "busybox")
@@ -39,6 +39,7 @@ func TestRigImages(t *testing.T) {
 		{PauseImage, "/pause", map[string]string{"pause": "program pause"}},
 		{NodeInfoImage, "/nodeinfo", map[string]string{"nodeinfo": "program nodeinfo"}},
 		{GPUPluginImage, "/gpuplugin", map[string]string{"gpuplugin": "program gpuplugin"}},
+		{AiconformImage, "/aiconform", map[string]string{"aiconform": "program aiconform"}},
 		{ShellImage, "/bin/sh", map[string]string{"bin/": "", "bin/busybox": "busybox", "bin/sh": "-> busybox", "bin/ls": "-> busybox", "bin/uname": "-> busybox", "bin/cat": "-> busybox"}},
 	} {
 		t.Run(tt.ref, func(t *testing.T) {
