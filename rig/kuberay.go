@@ -13,7 +13,9 @@ const (
 )
 
 // kubeRayWebhookPort is fixed: the operator takes the controller-runtime
-// default and has no flag to change it.
+// default and has no flag to change it. It runs in a network namespace of
+// its own, where the port is free whatever holds it on the machine
+// (Operator.ownNetwork).
 const kubeRayWebhookPort = 9443
 
 // InstallKubeRay installs KubeRay on a running full rig and starts its

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -30,10 +31,16 @@ import (
 // exec, the pod proxy) to the node's address and its pods, and nowhere
 // else. Unix sockets are files, not addresses: they cross namespaces.
 
+// An operator whose port is fixed (KubeRay's webhook, 9443) runs in such a
+// network namespace too, with no node in it: the port is then its own,
+// whatever else on the machine holds 9443, and a loopback listener of the
+// rig's on a free port, handed to the holder, leads to it.
+
 // NodeNetConfig is what `rig node-net` needs, the process that holds a real
-// node's namespaces.
+// node's namespaces, or an operator's.
 type NodeNetConfig struct {
-	// NodeIP is the node's address, put on the namespace's loopback link.
+	// NodeIP, when valid, is the node's address, put on the namespace's
+	// loopback link.
 	NodeIP netip.Addr
 	// PodCIDR is the range of the node's pods, on the CNI bridge.
 	PodCIDR netip.Prefix
@@ -41,13 +48,22 @@ type NodeNetConfig struct {
 	// inside the namespace leads to it, through EgressSocket.
 	APIServer    netip.AddrPort
 	EgressSocket string
-	// Socket is where the node's CONNECT proxy listens.
+	// Socket, when set, is where the node's CONNECT proxy listens.
 	Socket string
+	// Publish are listeners of the machine's loopback, opened by the rig
+	// and inherited, each forwarded to an address inside the namespace.
+	Publish []Published
 	// KubeletDir, a folder of the node's, is mounted on the kubelet's own
 	// folder, where paths are fixed: the device-plugin API's sockets, and
 	// the stand-in devices a DaemonSet's hostPath names on every node.
 	KubeletDir string
 	Log        io.Writer
+}
+
+// Published is a listener outside the namespace and where it leads inside.
+type Published struct {
+	Listener net.Listener
+	To       netip.AddrPort
 }
 
 // kubeletRoot is the kubelet's folder.
@@ -83,10 +99,11 @@ func RunNodeNet(ctx context.Context, cfg NodeNetConfig) error {
 			return err
 		}
 	}
-	for _, args := range [][]string{
-		{"link", "set", "lo", "up"},
-		{"addr", "add", netip.PrefixFrom(cfg.NodeIP, 32).String(), "dev", "lo"},
-	} {
+	ipArgs := [][]string{{"link", "set", "lo", "up"}}
+	if cfg.NodeIP.IsValid() {
+		ipArgs = append(ipArgs, []string{"addr", "add", netip.PrefixFrom(cfg.NodeIP, 32).String(), "dev", "lo"})
+	}
+	for _, args := range ipArgs {
 		if out, err := exec.CommandContext(ctx, "ip", args...).CombinedOutput(); err != nil {
 			return fmt.Errorf("ip %s: %v: %s", strings.Join(args, " "), err, out)
 		}
@@ -99,6 +116,14 @@ func RunNodeNet(ctx context.Context, cfg NodeNetConfig) error {
 	defer api.Close()
 	go forwardAll(api, func() (net.Conn, error) { return dialConnect(cfg.EgressSocket, cfg.APIServer.String()) })
 
+	for _, p := range cfg.Publish {
+		defer p.Listener.Close()
+		go forwardAll(p.Listener, func() (net.Conn, error) { return net.DialTimeout("tcp", p.To.String(), 5*time.Second) })
+	}
+	if cfg.Socket == "" {
+		<-ctx.Done()
+		return nil
+	}
 	proxy, err := listenConnect(cfg.Socket, cfg.Log, nodeRoute(cfg.NodeIP, cfg.PodCIDR))
 	if err != nil {
 		return err

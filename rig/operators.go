@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -91,6 +92,10 @@ type Operator struct {
 
 	proc    *process
 	started time.Time // when proc was started, for WaitLeader
+	// netHolder holds the network namespace of an operator whose webhook
+	// port is fixed, and serves port, on the machine's loopback, as that
+	// port inside (ownNetwork).
+	netHolder *process
 	// ca is the PEM CA the webhooks' serving certificate chains to: the
 	// rig's, or the operator's own for a certSecret.
 	ca       []byte
@@ -363,12 +368,13 @@ func (o *Operator) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	var enter []string
 	if port == 0 {
 		port = ports[2]
-	} else if err := portFree(port); err != nil {
-		return fmt.Errorf("%s listens on the fixed port %d: %w", o.spec.binary, port, err)
+		o.port = port
+	} else if enter, err = o.ownNetwork(ctx, port); err != nil {
+		return err
 	}
-	o.port = port
 	env := append(childEnv(), "KUBECONFIG="+o.kubeconfig(), "TMPDIR="+o.tmpDir())
 	env = append(env, o.spec.env...)
 	args := o.spec.args(port, ports[0], ports[1])
@@ -387,6 +393,9 @@ func (o *Operator) Start(ctx context.Context) error {
 		if exe, runArgs, err = o.podNamespaceLauncher(args); err != nil {
 			return err
 		}
+	}
+	if enter != nil {
+		exe, runArgs = "nsenter", append(append(enter, exe), runArgs...)
 	}
 
 	o.c.mu.Lock()
@@ -489,8 +498,64 @@ func (c *Cluster) stopComponent(p *process) error {
 	return errors.Join(errs...)
 }
 
+// ownNetwork gives an operator whose webhook port is fixed a network
+// namespace of its own (nodenet.go), held by `rig node-net` from the
+// first start on: the port is the operator's there, whatever holds it on
+// the machine, and a loopback listener of the rig's on a free port leads
+// to it, which is what its webhooks name (o.port). It returns nsenter's
+// arguments to run the operator inside.
+func (o *Operator) ownNetwork(ctx context.Context, inside int) ([]string, error) {
+	if o.netHolder == nil || !o.netHolder.running() {
+		rigBin := filepath.Join(filepath.Dir(o.binary), binRig)
+		if _, err := os.Stat(rigBin); err != nil {
+			return nil, fmt.Errorf("%s listens on the fixed port %d, which the rig gives it in a network namespace of its own, held by %s (run `make bin/rig`): %w", o.spec.binary, inside, rigBin, err)
+		}
+		api, err := netip.ParseAddrPort(strings.TrimPrefix(o.c.state.Server, "https://"))
+		if err != nil {
+			return nil, err
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		f, err := ln.(*net.TCPListener).File()
+		port := ln.Addr().(*net.TCPAddr).Port
+		_ = ln.Close() // the holder serves its copy
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		logDir := filepath.Join(o.c.dir, "logs")
+		o.c.mu.Lock()
+		p, err := o.c.start(o.spec.binary+"-net", "unshare", []string{"--net", "--mount", "--propagation", "private", "--", rigBin, "node-net",
+			"--api-server", api.String(), "--egress-socket", o.c.state.EgressSocket, "--log", filepath.Join(logDir, o.spec.binary+"-net-proxy.log"),
+			"--publish", fmt.Sprintf("3=127.0.0.1:%d", inside)}, logDir, childEnv(), o.opts.Detached, f)
+		if err == nil {
+			p.Exe = rigBin // unshare execs it
+			err = o.c.saveState()
+		}
+		o.c.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		o.netHolder, o.port = p, port
+		// The namespace exists once the holder runs node-net: its API
+		// server door is the sign.
+		deadline := time.Now().Add(10 * time.Second)
+		for !strings.Contains(readlinkNet(p.PID), "net:") || readlinkNet(p.PID) == readlinkNet(os.Getpid()) {
+			if err := pause(ctx, 20*time.Millisecond, p); err != nil {
+				return nil, err
+			}
+			if time.Now().After(deadline) {
+				return nil, fmt.Errorf("%s: no network namespace of its own after 10s", p.Name)
+			}
+		}
+	}
+	return []string{fmt.Sprintf("--net=/proc/%d/ns/net", o.netHolder.PID), "--"}, nil
+}
+
 // portFree fails when something already listens on port, on loopback or
-// on every address (which is where a fixed-port webhook server binds).
+// on every address.
 func portFree(port int) error {
 	for _, host := range []string{"127.0.0.1", ""} {
 		ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
@@ -500,6 +565,12 @@ func portFree(port int) error {
 		_ = ln.Close()
 	}
 	return nil
+}
+
+// readlinkNet names the network namespace of a process ("" if gone).
+func readlinkNet(pid int) string {
+	l, _ := os.Readlink(fmt.Sprintf("/proc/%d/ns/net", pid))
+	return l
 }
 
 // webhookConfigs reads the module's webhook manifest and rewrites every

@@ -32,7 +32,7 @@ type process struct {
 // that started them (make cluster-up); attached ones receive SIGTERM if
 // the starting thread dies, so a crashed test does not leak a control
 // plane.
-func startProcess(name, exe string, args []string, logDir string, env []string, detached bool) (*process, error) {
+func startProcess(name, exe string, args []string, logDir string, env []string, detached bool, files ...*os.File) (*process, error) {
 	logPath := filepath.Join(logDir, name+".log")
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -45,6 +45,9 @@ func startProcess(name, exe string, args []string, logDir string, env []string, 
 	cmd.Stdout = logf
 	cmd.Stderr = logf
 	cmd.Env = env
+	// Descriptors the child inherits as 3, 4...: listeners a namespace's
+	// holder serves (nodenet.go).
+	cmd.ExtraFiles = files
 	if detached {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	} else {

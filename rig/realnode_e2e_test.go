@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -222,4 +223,39 @@ func leftovers(c *Cluster) []string {
 		}
 	}
 	return out
+}
+
+// TestFixedPortOperatorOwnsItsPort installs KubeRay, whose webhook port is
+// fixed (9443), while something else on the machine holds that port: the
+// operator runs in a network namespace of its own, its webhook is reached
+// through a free loopback port, and it answers.
+func TestFixedPortOperatorOwnsItsPort(t *testing.T) {
+	ctx := context.Background()
+	// Held here, unless another process of the machine holds it already,
+	// which is the case this guards against anyway.
+	if ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", kubeRayWebhookPort)); err == nil {
+		t.Cleanup(func() { _ = ln.Close() })
+	}
+	kr, err := shared.InstallKubeRay(ctx, OperatorOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, kr.Stop(ctx)) })
+
+	require.NotEmpty(t, kr.Webhooks())
+	for _, w := range kr.Webhooks() {
+		assert.NotContains(t, w.URL, fmt.Sprintf(":%d/", kubeRayWebhookPort), "the machine's 9443 is not the operator's")
+	}
+	assert.NotEqual(t, readlinkNet(os.Getpid()), readlinkNet(kr.PID()), "a network namespace of its own")
+
+	// Its webhook answers: a RayCluster with two worker groups of one name
+	// is denied by it.
+	cs := clientset(t, shared)
+	body := []byte(`{"apiVersion":"ray.io/v1","kind":"RayCluster","metadata":{"name":"dup"},"spec":{
+		"headGroupSpec":{"rayStartParams":{},"template":{"spec":{"containers":[{"name":"head","image":"rayproject/ray:2.9.0"}]}}},
+		"workerGroupSpecs":[
+			{"groupName":"g","replicas":1,"rayStartParams":{},"template":{"spec":{"containers":[{"name":"w","image":"rayproject/ray:2.9.0"}]}}},
+			{"groupName":"g","replicas":1,"rayStartParams":{},"template":{"spec":{"containers":[{"name":"w","image":"rayproject/ray:2.9.0"}]}}}]}}`)
+	err = cs.Discovery().RESTClient().Post().AbsPath("/apis/ray.io/v1/namespaces/default/rayclusters").Param("dryRun", "All").
+		SetHeader("Content-Type", "application/json").Body(body).Do(ctx).Error()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "worker group names must be unique")
 }

@@ -474,8 +474,8 @@ func (c *Cluster) saveState() error {
 
 // start runs one component and records its PID before anything else can
 // fail, so a failed start still stops it.
-func (c *Cluster) start(name, exe string, args []string, logDir string, env []string, detached bool) (*process, error) {
-	p, err := startProcess(name, exe, args, logDir, env, detached)
+func (c *Cluster) start(name, exe string, args []string, logDir string, env []string, detached bool, files ...*os.File) (*process, error) {
+	p, err := startProcess(name, exe, args, logDir, env, detached, files...)
 	if err != nil {
 		return nil, err
 	}

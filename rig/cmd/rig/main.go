@@ -9,11 +9,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/netip"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"sort"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -90,8 +93,20 @@ func run(args []string, stdout, stderr io.Writer) error {
 		fs.StringVar(&cfg.Socket, "socket", "", "unix socket of the node's CONNECT proxy")
 		fs.StringVar(&cfg.KubeletDir, "kubelet-dir", "", "folder to mount on the kubelet's own, /var/lib/kubelet")
 		logPath := fs.String("log", "", "file to append the proxy's decisions to")
+		var publish []string
+		fs.Func("publish", "FD=IP:PORT: forward the inherited listener FD to IP:PORT in the namespace (repeatable)", func(v string) error {
+			publish = append(publish, v)
+			return nil
+		})
 		if err := fs.Parse(args); err != nil {
 			return err
+		}
+		for _, p := range publish {
+			pub, err := published(p)
+			if err != nil {
+				return fmt.Errorf("--publish %s: %w", p, err)
+			}
+			cfg.Publish = append(cfg.Publish, pub)
 		}
 		return nodeNet(cfg, *nodeIP, *podCIDR, *api, *logPath)
 	default:
@@ -228,17 +243,19 @@ func egressProxy(socket, logPath string) error {
 // nodeNet serves a real node's doors until SIGTERM or SIGINT.
 func nodeNet(cfg rig.NodeNetConfig, nodeIP, podCIDR, api, logPath string) error {
 	var err error
-	if cfg.NodeIP, err = netip.ParseAddr(nodeIP); err != nil {
-		return fmt.Errorf("--node-ip: %w", err)
-	}
-	if cfg.PodCIDR, err = netip.ParsePrefix(podCIDR); err != nil {
-		return fmt.Errorf("--pod-cidr: %w", err)
+	if nodeIP != "" {
+		if cfg.NodeIP, err = netip.ParseAddr(nodeIP); err != nil {
+			return fmt.Errorf("--node-ip: %w", err)
+		}
+		if cfg.PodCIDR, err = netip.ParsePrefix(podCIDR); err != nil {
+			return fmt.Errorf("--pod-cidr: %w", err)
+		}
 	}
 	if cfg.APIServer, err = netip.ParseAddrPort(api); err != nil {
 		return fmt.Errorf("--api-server: %w", err)
 	}
-	if cfg.EgressSocket == "" || cfg.Socket == "" || logPath == "" {
-		return errors.New("node-net needs --egress-socket, --socket and --log")
+	if cfg.EgressSocket == "" || logPath == "" || nodeIP != "" && cfg.Socket == "" {
+		return errors.New("node-net needs --egress-socket and --log, and --socket with --node-ip")
 	}
 	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -249,4 +266,27 @@ func nodeNet(cfg rig.NodeNetConfig, nodeIP, podCIDR, api, logPath string) error 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return rig.RunNodeNet(ctx, cfg)
+}
+
+// published is the listener a --publish FD=IP:PORT names.
+func published(v string) (rig.Published, error) {
+	fd, to, ok := strings.Cut(v, "=")
+	if !ok {
+		return rig.Published{}, errors.New("not FD=IP:PORT")
+	}
+	n, err := strconv.Atoi(fd)
+	if err != nil {
+		return rig.Published{}, err
+	}
+	addr, err := netip.ParseAddrPort(to)
+	if err != nil {
+		return rig.Published{}, err
+	}
+	f := os.NewFile(uintptr(n), "published")
+	ln, err := net.FileListener(f)
+	_ = f.Close() // FileListener holds its own copy
+	if err != nil {
+		return rig.Published{}, fmt.Errorf("inherited descriptor %d: %w", n, err)
+	}
+	return rig.Published{Listener: ln, To: addr}, nil
 }
