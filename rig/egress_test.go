@@ -57,6 +57,21 @@ func connect(t *testing.T, sock, target string) (*http.Response, net.Conn, *bufi
 	return resp, conn, br
 }
 
+// getThrough sends a GET through a tunnel to target, opened over the
+// proxy's socket, and returns the body of the answer.
+func getThrough(t *testing.T, sock, target string) string {
+	t.Helper()
+	resp, conn, br := connect(t, sock, target)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	_, err := fmt.Fprintf(conn, "GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", target)
+	require.NoError(t, err)
+	inner, err := http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	body, err := io.ReadAll(inner.Body)
+	require.NoError(t, err)
+	return string(body)
+}
+
 func TestEgressProxy(t *testing.T) {
 	// A short path: t.TempDir() can exceed the unix socket path limit.
 	dir, err := os.MkdirTemp("", "egress")
@@ -75,15 +90,7 @@ func TestEgressProxy(t *testing.T) {
 
 	t.Run("loopback is tunnelled", func(t *testing.T) {
 		target := strings.TrimPrefix(backend.URL, "http://")
-		resp, conn, br := connect(t, sock, target)
-		require.Equal(t, http.StatusOK, resp.StatusCode)
-		_, err := fmt.Fprintf(conn, "GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", target)
-		require.NoError(t, err)
-		inner, err := http.ReadResponse(br, nil)
-		require.NoError(t, err)
-		body, err := io.ReadAll(inner.Body)
-		require.NoError(t, err)
-		assert.Equal(t, "hello from loopback", string(body))
+		assert.Equal(t, "hello from loopback", getThrough(t, sock, target))
 		assert.Contains(t, logBuf.String(), "ALLOWED target="+target)
 	})
 
@@ -103,21 +110,13 @@ func TestEgressProxy(t *testing.T) {
 		require.NoError(t, os.MkdirAll(virtualDir(sock), 0o700))
 		require.NoError(t, os.WriteFile(filepath.Join(virtualDir(sock), "net-10.250.201.0_24"), []byte("unix:"+nodeSock+"\n"), 0o600))
 
-		resp, conn, br := connect(t, sock, "10.250.201.5:8080")
-		require.Equal(t, http.StatusOK, resp.StatusCode)
-		_, err = io.WriteString(conn, "GET / HTTP/1.1\r\nHost: pod\r\nConnection: close\r\n\r\n")
-		require.NoError(t, err)
-		inner, err := http.ReadResponse(br, nil)
-		require.NoError(t, err)
-		body, err := io.ReadAll(inner.Body)
-		require.NoError(t, err)
-		assert.Equal(t, "hello from loopback", string(body))
+		assert.Equal(t, "hello from loopback", getThrough(t, sock, "10.250.201.5:8080"))
 		assert.Contains(t, logBuf.String(), "ALLOWED target=10.250.201.5:8080 via=unix:"+nodeSock)
 		assert.Contains(t, nodeLog.String(), "ALLOWED target=10.250.201.5:8080 via="+backendAP.String())
 
 		// What the node's proxy refuses, the egress proxy answers as a
 		// failed dial, not as a tunnel.
-		resp, _, _ = connect(t, sock, "10.250.201.6:8080")
+		resp, _, _ := connect(t, sock, "10.250.201.6:8080")
 		assert.Equal(t, http.StatusBadGateway, resp.StatusCode)
 		assert.Contains(t, nodeLog.String(), egressRefusedMarker+" target=10.250.201.6:8080")
 	})

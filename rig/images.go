@@ -67,6 +67,19 @@ type imageFile struct {
 
 // rigImages assembles the images from the programs in binDir.
 func rigImages(binDir string) (map[name.Reference]v1.Image, error) {
+	out := map[name.Reference]v1.Image{}
+	add := func(ref string, files []imageFile, entrypoint ...string) error {
+		r, err := name.ParseReference(ref)
+		if err != nil {
+			return err
+		}
+		img, err := buildImage(files, entrypoint)
+		if err != nil {
+			return fmt.Errorf("image %s: %w", ref, err)
+		}
+		out[r] = img
+		return nil
+	}
 	read := func(p string) ([]byte, error) {
 		data, err := os.ReadFile(p)
 		if err != nil {
@@ -74,21 +87,17 @@ func rigImages(binDir string) (map[name.Reference]v1.Image, error) {
 		}
 		return data, nil
 	}
-	pause, err := read(filepath.Join(binDir, imagesDir, "pause"))
-	if err != nil {
-		return nil, err
-	}
-	nodeinfo, err := read(filepath.Join(binDir, imagesDir, "nodeinfo"))
-	if err != nil {
-		return nil, err
-	}
-	gpuplugin, err := read(filepath.Join(binDir, imagesDir, "gpuplugin"))
-	if err != nil {
-		return nil, err
-	}
-	aiconform, err := read(filepath.Join(binDir, imagesDir, "aiconform"))
-	if err != nil {
-		return nil, err
+	// Each program alone at the root of its image, and its entrypoint.
+	for _, im := range []struct{ ref, program string }{
+		{PauseImage, "pause"}, {NodeInfoImage, "nodeinfo"}, {GPUPluginImage, "gpuplugin"}, {AiconformImage, "aiconform"},
+	} {
+		data, err := read(filepath.Join(binDir, imagesDir, im.program))
+		if err != nil {
+			return nil, err
+		}
+		if err := add(im.ref, []imageFile{{path: "/" + im.program, data: data}}, "/"+im.program); err != nil {
+			return nil, err
+		}
 	}
 	bb, err := read(busybox)
 	if err != nil {
@@ -98,27 +107,8 @@ func rigImages(binDir string) (map[name.Reference]v1.Image, error) {
 	for _, a := range shellApplets {
 		shell = append(shell, imageFile{path: "/bin/" + a, link: "busybox"})
 	}
-	out := map[name.Reference]v1.Image{}
-	for _, im := range []struct {
-		ref        string
-		files      []imageFile
-		entrypoint []string
-	}{
-		{PauseImage, []imageFile{{path: "/pause", data: pause}}, []string{"/pause"}},
-		{NodeInfoImage, []imageFile{{path: "/nodeinfo", data: nodeinfo}}, []string{"/nodeinfo"}},
-		{GPUPluginImage, []imageFile{{path: "/gpuplugin", data: gpuplugin}}, []string{"/gpuplugin"}},
-		{AiconformImage, []imageFile{{path: "/aiconform", data: aiconform}}, []string{"/aiconform"}},
-		{ShellImage, shell, []string{"/bin/sh"}},
-	} {
-		ref, err := name.ParseReference(im.ref)
-		if err != nil {
-			return nil, err
-		}
-		img, err := buildImage(im.files, im.entrypoint)
-		if err != nil {
-			return nil, fmt.Errorf("image %s: %w", im.ref, err)
-		}
-		out[ref] = img
+	if err := add(ShellImage, shell, "/bin/sh"); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
