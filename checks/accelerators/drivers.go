@@ -8,6 +8,7 @@ import (
 
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/cluster"
+	nodev1 "k8s.io/api/node/v1"
 )
 
 // AcceleratorDrivers judges whether every accelerator node says which
@@ -19,7 +20,7 @@ func (AcceleratorDrivers) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "accelerator-drivers", Title: "Every accelerator node reports its driver version, and they agree",
 		Requirement: "driver_runtime_management",
-		Description: "Accelerator nodes are those advertising an accelerator resource and those an accelerator DRA driver publishes devices for. Each must report the version of its vendor's driver: a DRA driver's device attribute driverVersion where one publishes for the node (the mechanism the checklist looks forward to), else the labels of the vendor's labeller in checks/accelerators/node_labels.yaml (NVIDIA's GPU Feature Discovery: nvidia.com/cuda.driver-version.full, with the CUDA runtime version beside it; AMD's node labeller: amd.com/gpu.driver-version). Passes when every node reports one and nodes of a vendor agree; warns naming the nodes of each version when they differ; fails naming the nodes that report none. The GPU Operator's ClusterPolicy, where installed, is shown with its state. No accelerator node makes it not applicable.",
+		Description: "Accelerator nodes are those advertising an accelerator resource and those an accelerator DRA driver publishes devices for. Each must report the version of its vendor's driver: a DRA driver's device attribute driverVersion where one publishes for the node (the mechanism the checklist looks forward to), else the labels of the vendor's labeller in checks/accelerators/node_labels.yaml (NVIDIA's GPU Feature Discovery: nvidia.com/cuda.driver-version.full, with the CUDA runtime version beside it; AMD's node labeller: amd.com/gpu.driver-version). Passes when every node reports one and nodes of a vendor agree; warns naming the nodes of each version when they differ; fails naming the nodes that report none. The GPU Operator's ClusterPolicy, where installed, is shown with its state, and the RuntimeClasses that name a vendor's container-runtime handler (NVIDIA's nvidia, nvidia-cdi, nvidia-legacy) are named; none is said, not judged, as the nodes' default runtime or CDI may bring the devices instead. No accelerator node makes it not applicable.",
 		Remediation: "Install the vendor's labeller (GPU Feature Discovery, part of NVIDIA's GPU Operator and device plugin chart; AMD's node labeller) or a DRA driver that publishes driverVersion, and roll one driver version out to every node of a vendor (the GPU Operator's driver upgrade policy does it node by node).",
 	}
 }
@@ -44,6 +45,7 @@ func (AcceleratorDrivers) Run(ctx context.Context, env *checks.Env) (checks.Resu
 		r.Details = append(r.Details, "the NVIDIA GPU Operator installs and upgrades the drivers"+state)
 	}
 	r.Details = append(r.Details, details...)
+	r.Details = append(r.Details, runtimeClasses(ctx, env, &r, ns)...)
 	r.Table = &checks.Table{Header: []string{"NODE", "VENDOR", "DRIVER", "RUNTIME", "FROM"}}
 	var silent, differ []string
 	versions := map[string]map[string][]string{} // vendor -> driver version -> nodes
@@ -102,6 +104,48 @@ func (AcceleratorDrivers) Run(ctx context.Context, env *checks.Env) (checks.Resu
 		r.Finish(checks.Pass, "every accelerator node reports its driver: %s", strings.Join(agree, "; "))
 	}
 	return r, nil
+}
+
+// runtimeClasses says, for each vendor of the nodes with a container
+// runtime of its own (node_labels.yaml's runtimeHandlers), which
+// RuntimeClasses run pods in it. None is no verdict: the nodes' default
+// runtime may be the vendor's, or devices reach containers by CDI.
+func runtimeClasses(ctx context.Context, env *checks.Env, r *checks.Result, ns []*labelledNode) []string {
+	handlers := map[string][]string{} // vendor -> handlers
+	for _, ln := range ns {
+		for _, v := range ln.vendors {
+			if len(v.RuntimeHandlers) > 0 {
+				handlers[v.Vendor] = v.RuntimeHandlers
+			}
+		}
+	}
+	if len(handlers) == 0 {
+		return nil
+	}
+	classes, err := checks.List[*nodev1.RuntimeClass](ctx, env, cluster.Query{Resource: cluster.RuntimeClasses})
+	if err != nil {
+		return []string{fmt.Sprintf("cannot tell which RuntimeClasses run the accelerators' container runtime: %v", err)}
+	}
+	var out []string
+	shown := false
+	for _, vendor := range checks.SortedKeys(handlers) {
+		var named []string
+		for _, c := range classes {
+			if slices.Contains(handlers[vendor], c.Handler) {
+				named = append(named, fmt.Sprintf("%s (handler %s)", c.Name, c.Handler))
+			}
+		}
+		if len(named) == 0 {
+			out = append(out, fmt.Sprintf("no RuntimeClass names %s's container runtime (handler %s): its devices reach containers only where the nodes' default runtime is %s's, or by CDI", vendor, strings.Join(handlers[vendor], ", "), vendor))
+			continue
+		}
+		if !shown {
+			r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.RuntimeClasses}}, "the RuntimeClasses, and the container-runtime handler each names")
+			shown = true
+		}
+		out = append(out, fmt.Sprintf("%s's container runtime is named by RuntimeClass %s", vendor, strings.Join(named, ", ")))
+	}
+	return out
 }
 
 func orNone(s string) string {

@@ -25,6 +25,7 @@ type vendorLabels struct {
 	DriverVersion      string   `yaml:"driverVersion"`
 	DriverVersionParts []string `yaml:"driverVersionParts"`
 	RuntimeVersion     string   `yaml:"runtimeVersion"`
+	RuntimeHandlers    []string `yaml:"runtimeHandlers"`
 	Count              string   `yaml:"count"`
 	Product            string   `yaml:"product"`
 	SharingStrategy    string   `yaml:"sharingStrategy"`

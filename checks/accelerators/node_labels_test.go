@@ -1,6 +1,7 @@
 package accelerators_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/aiconform/aiconform/checks"
@@ -9,8 +10,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 )
 
@@ -75,6 +78,28 @@ func TestAcceleratorDrivers(t *testing.T) {
 			Reason: "NVIDIA drivers differ: 550.107.02 on gpu-node-2; 570.124.06 on gpu-node-1"},
 		{Name: "no accelerator", Edit: func(w *checkstest.World) { w.Nodes = w.Nodes[:1]; w.ResourceSlices = nil }, Status: checks.Skip,
 			Reason: "none of 1 nodes has an accelerator"},
+	})
+}
+
+// The RuntimeClasses of NVIDIA's runtime are named, or their absence
+// said; neither changes the verdict.
+func TestAcceleratorDriversRuntimeClasses(t *testing.T) {
+	classes := func(cs ...*nodev1.RuntimeClass) func(w *checkstest.World) {
+		return func(w *checkstest.World) { w.RuntimeClasses = cs }
+	}
+	nvidia := &nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: "nvidia"}, Handler: "nvidia"}
+	gvisor := &nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: "gvisor"}, Handler: "runsc"}
+	checkstest.RunCases(t, accelerators.AcceleratorDrivers{}, []checkstest.Case{
+		{Name: "the GPU Operator's", Edit: classes(nvidia, gvisor), Status: checks.Pass,
+			Details: []string{"NVIDIA's container runtime is named by RuntimeClass nvidia (handler nvidia)"}},
+		{Name: "none", Edit: classes(gvisor), Status: checks.Pass,
+			Details: []string{"no RuntimeClass names NVIDIA's container runtime (handler nvidia, nvidia-cdi, nvidia-legacy): its devices reach containers only where the nodes' default runtime is NVIDIA's, or by CDI"}},
+	}, func(t *testing.T, tc checkstest.Case, r checks.Result) {
+		shown := false
+		for _, e := range r.Evidence {
+			shown = shown || strings.Contains(e.Command, "kubectl get runtimeclasses")
+		}
+		assert.Equal(t, tc.Name != "none", shown, "the RuntimeClasses shown when one names the runtime")
 	})
 }
 
