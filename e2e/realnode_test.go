@@ -143,11 +143,19 @@ func TestOnRealNode(t *testing.T) {
 		assert.Equal(t, node, p.Spec.NodeName)
 		logs, err := cs.CoreV1().Pods(job.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
 		require.NoError(t, err)
-		// The log holds stderr too: the report is the JSON value in it.
-		start := bytes.IndexByte(logs, '{')
-		require.GreaterOrEqual(t, start, 0, "no JSON in the Job's log:\n%s", logs)
+		// The log merges stdout and stderr line by line, in the order the
+		// runtime read them: what aiconform said on stderr ("aiconform: a
+		// must requirement is not met") may fall between the report's
+		// lines. The report's lines are indented JSON: they start with a
+		// brace or a space, and no stderr line does.
+		var stdout []byte
+		for _, line := range bytes.SplitAfter(logs, []byte("\n")) {
+			if len(line) > 0 && (line[0] == '{' || line[0] == '}' || line[0] == ' ') {
+				stdout = append(stdout, line...)
+			}
+		}
 		var rep report.Report
-		require.NoError(t, json.NewDecoder(bytes.NewReader(logs[start:])).Decode(&rep))
+		require.NoError(t, json.Unmarshal(stdout, &rep), "the Job's log:\n%s", logs)
 		assert.True(t, rep.Run.Cluster.Live)
 		assert.Equal(t, c.Server(), rep.Run.Cluster.Server, "in-cluster: the address the pod was given, no kubeconfig")
 		assert.False(t, rep.Summary.Passed)
