@@ -48,7 +48,9 @@ type NodeNetConfig struct {
 	// inside the namespace leads to it, through EgressSocket.
 	APIServer    netip.AddrPort
 	EgressSocket string
-	// Socket, when set, is where the node's CONNECT proxy listens.
+	// Socket is where the node's CONNECT proxy listens, once the namespace
+	// is set up: what the rig waits for. Without a node it lets nothing
+	// through.
 	Socket string
 	// Publish are listeners of the machine's loopback, opened by the rig
 	// and inherited, each forwarded to an address inside the namespace.
@@ -120,10 +122,6 @@ func RunNodeNet(ctx context.Context, cfg NodeNetConfig) error {
 		defer p.Listener.Close()
 		go forwardAll(p.Listener, func() (net.Conn, error) { return net.DialTimeout("tcp", p.To.String(), 5*time.Second) })
 	}
-	if cfg.Socket == "" {
-		<-ctx.Done()
-		return nil
-	}
 	proxy, err := listenConnect(cfg.Socket, cfg.Log, nodeRoute(cfg.NodeIP, cfg.PodCIDR))
 	if err != nil {
 		return err
@@ -154,7 +152,8 @@ func privateMounts(kubeletDir string) error {
 }
 
 // nodeRoute lets a CONNECT through to the node's address and its pods'
-// range only.
+// range only; without a node (an invalid address, an empty range), to
+// nothing.
 func nodeRoute(nodeIP netip.Addr, pods netip.Prefix) func(string) (upstream, error) {
 	return func(target string) (upstream, error) {
 		ap, err := netip.ParseAddrPort(target)
@@ -203,4 +202,33 @@ func pipe(a, b net.Conn) {
 	go cp(a, b)
 	go cp(b, a)
 	wg.Wait()
+}
+
+// startNetHolder starts `rig node-net` (rigBin) under unshare, in new
+// network and mount namespaces, with args and the inherited files, and
+// waits until it serves its socket: the namespaces are then set up, and
+// the holder's PID names them for nsenter. Its socket is a short path in
+// dir.
+func (c *Cluster) startNetHolder(ctx context.Context, name, rigBin, dir, logDir string, detached bool, args []string, files ...*os.File) (*process, string, error) {
+	sock, err := shortSocket(dir, "connect.sock")
+	if err != nil {
+		return nil, "", err
+	}
+	args = append([]string{"--net", "--mount", "--propagation", "private", "--", rigBin, "node-net",
+		"--api-server", strings.TrimPrefix(c.state.Server, "https://"), "--egress-socket", c.state.EgressSocket,
+		"--socket", sock, "--log", filepath.Join(logDir, name+"-proxy.log")}, args...)
+	c.mu.Lock()
+	p, err := c.start(name, "unshare", args, logDir, childEnv(), detached, files...)
+	if err == nil {
+		p.Exe = rigBin // unshare execs it: the PID runs rigBin
+		err = c.saveState()
+	}
+	c.mu.Unlock()
+	if err != nil {
+		return nil, "", err
+	}
+	if err := waitSocket(ctx, p, sock); err != nil {
+		return nil, "", err
+	}
+	return p, sock, nil
 }

@@ -12,7 +12,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -510,10 +509,6 @@ func (o *Operator) ownNetwork(ctx context.Context, inside int) ([]string, error)
 		if _, err := os.Stat(rigBin); err != nil {
 			return nil, fmt.Errorf("%s listens on the fixed port %d, which the rig gives it in a network namespace of its own, held by %s (run `make bin/rig`): %w", o.spec.binary, inside, rigBin, err)
 		}
-		api, err := netip.ParseAddrPort(strings.TrimPrefix(o.c.state.Server, "https://"))
-		if err != nil {
-			return nil, err
-		}
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, err
@@ -525,31 +520,12 @@ func (o *Operator) ownNetwork(ctx context.Context, inside int) ([]string, error)
 			return nil, err
 		}
 		defer f.Close()
-		logDir := filepath.Join(o.c.dir, "logs")
-		o.c.mu.Lock()
-		p, err := o.c.start(o.spec.binary+"-net", "unshare", []string{"--net", "--mount", "--propagation", "private", "--", rigBin, "node-net",
-			"--api-server", api.String(), "--egress-socket", o.c.state.EgressSocket, "--log", filepath.Join(logDir, o.spec.binary+"-net-proxy.log"),
-			"--publish", fmt.Sprintf("3=127.0.0.1:%d", inside)}, logDir, childEnv(), o.opts.Detached, f)
-		if err == nil {
-			p.Exe = rigBin // unshare execs it
-			err = o.c.saveState()
-		}
-		o.c.mu.Unlock()
+		p, _, err := o.c.startNetHolder(ctx, o.spec.binary+"-net", rigBin, o.dir, filepath.Join(o.c.dir, "logs"), o.opts.Detached,
+			[]string{"--publish", fmt.Sprintf("3=127.0.0.1:%d", inside)}, f)
 		if err != nil {
 			return nil, err
 		}
 		o.netHolder, o.port = p, port
-		// The namespace exists once the holder runs node-net: its API
-		// server door is the sign.
-		deadline := time.Now().Add(10 * time.Second)
-		for !strings.Contains(readlinkNet(p.PID), "net:") || readlinkNet(p.PID) == readlinkNet(os.Getpid()) {
-			if err := pause(ctx, 20*time.Millisecond, p); err != nil {
-				return nil, err
-			}
-			if time.Now().After(deadline) {
-				return nil, fmt.Errorf("%s: no network namespace of its own after 10s", p.Name)
-			}
-		}
 	}
 	return []string{fmt.Sprintf("--net=/proc/%d/ns/net", o.netHolder.PID), "--"}, nil
 }
@@ -565,12 +541,6 @@ func portFree(port int) error {
 		_ = ln.Close()
 	}
 	return nil
-}
-
-// readlinkNet names the network namespace of a process ("" if gone).
-func readlinkNet(pid int) string {
-	l, _ := os.Readlink(fmt.Sprintf("/proc/%d/ns/net", pid))
-	return l
 }
 
 // webhookConfigs reads the module's webhook manifest and rewrites every

@@ -2,8 +2,10 @@ package rig
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -175,4 +177,32 @@ func tailFile(path string, n int64) (string, error) {
 	buf := make([]byte, st.Size()-off)
 	_, err = f.ReadAt(buf, off)
 	return string(buf), err
+}
+
+// shortSocket is dir/name, or the same name in a new temporary folder when
+// that path is longer than a unix socket's address may be.
+func shortSocket(dir, name string) (string, error) {
+	if p := filepath.Join(dir, name); len(p) <= 100 {
+		return p, nil
+	}
+	d, err := os.MkdirTemp("", "rig-sock")
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, name), nil
+}
+
+// waitSocket waits until a unix socket accepts, or p exits.
+func waitSocket(ctx context.Context, p *process, sock string) error {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	for {
+		if conn, err := net.Dial("unix", sock); err == nil {
+			_ = conn.Close()
+			return nil
+		}
+		if err := pause(ctx, 50*time.Millisecond, p); err != nil {
+			return fmt.Errorf("%s did not listen on %s: %w", p.Name, sock, err)
+		}
+	}
 }

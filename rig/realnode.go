@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -124,29 +123,13 @@ func (c *Cluster) startRealNode(ctx context.Context, i int, binDir string, detac
 		}
 	}
 	logDir := filepath.Join(dir, "logs")
-	sock, err := shortSocket(dir, "connect.sock")
-	if err != nil {
-		return err
-	}
-	apiAddr, err := netip.ParseAddrPort(strings.TrimPrefix(c.state.Server, "https://"))
-	if err != nil {
-		return fmt.Errorf("the API server's address %s: %w", c.state.Server, err)
-	}
 	nodeIP, podCIDR := RealNodeIP(i), RealNodePodCIDR(i)
-
-	// The namespaces' holder: started by unshare, it execs `rig node-net`,
-	// whose PID names the namespaces the others enter.
-	rigBin := filepath.Join(binDir, binRig)
-	holder, err := c.start(name+"-net", "unshare", []string{"--net", "--mount", "--propagation", "private", "--", rigBin, "node-net",
-		"--node-ip", nodeIP.String(), "--pod-cidr", podCIDR.String(), "--api-server", apiAddr.String(),
-		"--egress-socket", c.state.EgressSocket, "--socket", sock, "--log", filepath.Join(logDir, "node-proxy.log"),
-		"--kubelet-dir", filepath.Join(dir, "kubelet")}, logDir, childEnv(), detached)
+	// The namespaces' holder, whose PID names the namespaces the others
+	// enter.
+	holder, sock, err := c.startNetHolder(ctx, name+"-net", filepath.Join(binDir, binRig), dir, logDir, detached, []string{
+		"--node-ip", nodeIP.String(), "--pod-cidr", podCIDR.String(), "--kubelet-dir", filepath.Join(dir, "kubelet")})
 	if err != nil {
-		return err
-	}
-	holder.Exe = rigBin
-	if err := waitSocket(ctx, holder, sock); err != nil {
-		return fmt.Errorf("%s: its namespace's proxy: %w", name, err)
+		return fmt.Errorf("%s: its namespaces: %w", name, err)
 	}
 	for _, p := range []netip.Prefix{netip.PrefixFrom(nodeIP, 32), podCIDR} {
 		if err := c.registerVirtualNet(p, sock); err != nil {
@@ -336,34 +319,6 @@ func (c *Cluster) clientCert(cn string, groups ...string) (*keyPair, error) {
 		return nil, fmt.Errorf("load rig CA: %w", err)
 	}
 	return ca.issue(certSpec{cn: cn, orgs: groups, client: true})
-}
-
-// shortSocket is dir/name, or the same name in a new temporary folder when
-// that path is longer than a unix socket's address may be.
-func shortSocket(dir, name string) (string, error) {
-	if p := filepath.Join(dir, name); len(p) <= 100 {
-		return p, nil
-	}
-	d, err := os.MkdirTemp("", "rig-node")
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(d, name), nil
-}
-
-// waitSocket waits until a unix socket accepts, or p exits.
-func waitSocket(ctx context.Context, p *process, sock string) error {
-	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	for {
-		if conn, err := net.Dial("unix", sock); err == nil {
-			_ = conn.Close()
-			return nil
-		}
-		if err := pause(ctx, 50*time.Millisecond, p); err != nil {
-			return fmt.Errorf("%s did not listen on %s: %w", p.Name, sock, err)
-		}
-	}
 }
 
 // containerdConfig keeps every path of containerd's in the node's folder.

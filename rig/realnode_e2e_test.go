@@ -182,7 +182,7 @@ func TestRealNode(t *testing.T) {
 	egress, err := os.ReadFile(shared.EgressLog())
 	require.NoError(t, err)
 	assert.Contains(t, string(egress), fmt.Sprintf("ALLOWED target=%s:10250 via=unix:", RealNodeIP(1)))
-	nodeLog, err := os.ReadFile(filepath.Join(shared.Dir(), "nodes", name, "logs", "node-proxy.log"))
+	nodeLog, err := os.ReadFile(filepath.Join(shared.Dir(), "nodes", name, "logs", name+"-net-proxy.log"))
 	require.NoError(t, err)
 	assert.Contains(t, string(nodeLog), fmt.Sprintf("ALLOWED target=%s:10250", RealNodeIP(1)))
 	assert.NotContains(t, string(nodeLog), egressRefusedMarker)
@@ -258,4 +258,10 @@ func TestFixedPortOperatorOwnsItsPort(t *testing.T) {
 		SetHeader("Content-Type", "application/json").Body(body).Do(ctx).Error()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "worker group names must be unique")
+}
+
+// readlinkNet names the network namespace of a process ("" if gone).
+func readlinkNet(pid int) string {
+	l, _ := os.Readlink(fmt.Sprintf("/proc/%d/ns/net", pid))
+	return l
 }

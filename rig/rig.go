@@ -203,7 +203,7 @@ func start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	logDir := filepath.Join(dir, "logs")
 	env := childEnv()
 
-	if err := c.startEgressProxy(opts, logDir); err != nil {
+	if err := c.startEgressProxy(ctx, opts, logDir); err != nil {
 		return nil, err
 	}
 	step("egress proxy on %s", c.state.EgressSocket)
@@ -487,15 +487,10 @@ func (c *Cluster) start(name, exe string, args []string, logDir string, env []st
 	return p, nil
 }
 
-func (c *Cluster) startEgressProxy(opts Options, logDir string) error {
-	sock := filepath.Join(c.dir, "egress.sock")
-	// sun_path holds 108 bytes; deep test temp dirs can exceed it.
-	if len(sock) > 100 {
-		d, err := os.MkdirTemp("", "rig-egress")
-		if err != nil {
-			return err
-		}
-		sock = filepath.Join(d, "egress.sock")
+func (c *Cluster) startEgressProxy(ctx context.Context, opts Options, logDir string) error {
+	sock, err := shortSocket(c.dir, "egress.sock")
+	if err != nil {
+		return err
 	}
 	c.state.EgressSocket = sock
 	c.state.EgressLog = filepath.Join(logDir, "egress-proxy.log")
@@ -507,20 +502,7 @@ func (c *Cluster) startEgressProxy(opts Options, logDir string) error {
 		}
 		// The apiserver fails its egress dials, not its start-up, when the
 		// socket is missing; waiting here turns that into a clear error.
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			if conn, err := net.Dial("unix", sock); err == nil {
-				_ = conn.Close()
-				return nil
-			}
-			if !p.running() {
-				return p.exitError()
-			}
-			if time.Now().After(deadline) {
-				return fmt.Errorf("egress proxy did not listen on %s", sock)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		return waitSocket(ctx, p, sock)
 	}
 	f, err := os.OpenFile(c.state.EgressLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {

@@ -41,17 +41,7 @@ func (c *Cluster) registerVirtual(addr netip.AddrPort, listener string) error {
 	if !VirtualRange.Contains(addr.Addr()) {
 		return fmt.Errorf("%s is outside the rig's virtual range %s", addr, VirtualRange)
 	}
-	dir := virtualDir(c.state.EgressSocket)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	// Written whole, then renamed: the proxy never reads half an address.
-	file := filepath.Join(dir, addr.String())
-	tmp := file + ".tmp"
-	if err := os.WriteFile(tmp, []byte(listener+"\n"), 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, file)
+	return c.writeRegistration(addr.String(), listener)
 }
 
 // registerVirtualNet puts every address of prefix, a part of VirtualRange,
@@ -61,13 +51,19 @@ func (c *Cluster) registerVirtualNet(prefix netip.Prefix, sock string) error {
 	if !VirtualRange.Contains(prefix.Addr()) || prefix.Bits() < VirtualRange.Bits() {
 		return fmt.Errorf("%s is outside the rig's virtual range %s", prefix, VirtualRange)
 	}
+	return c.writeRegistration(netFilePrefix+strings.ReplaceAll(prefix.String(), "/", "_"), unixPrefix+sock)
+}
+
+// writeRegistration writes one registration file of the egress proxy's
+// virtual folder: whole, then renamed, so that the proxy never reads half.
+func (c *Cluster) writeRegistration(name, to string) error {
 	dir := virtualDir(c.state.EgressSocket)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	file := filepath.Join(dir, netFilePrefix+strings.ReplaceAll(prefix.String(), "/", "_"))
+	file := filepath.Join(dir, name)
 	tmp := file + ".tmp"
-	if err := os.WriteFile(tmp, []byte(unixPrefix+sock+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(tmp, []byte(to+"\n"), 0o600); err != nil {
 		return err
 	}
 	return os.Rename(tmp, file)
