@@ -48,7 +48,8 @@ cluster-status: $(RIG_BIN)/rig
 	$(RIG_BIN)/rig status --dir $(RIG_DIR)
 
 # End-to-end tests. They start a rig of their own, or reuse the one in
-# $(RIG_DIR) when RIG_REUSE=1.
+# $(RIG_DIR) when RIG_REUSE=1. ./report's opens report.html in the Chromium
+# that `make tools` installs.
 e2e: tools $(RIG_BIN)/rig rig-images
 	AICONFORM_RIG_BIN=$(CURDIR)/$(RIG_BIN) $(if $(filter 1,$(RIG_REUSE)),AICONFORM_RIG_DIR=$(CURDIR)/$(RIG_DIR)) \
-		go test -tags e2e -count=1 -timeout 30m ./rig/... ./e2e/...
+		go test -tags e2e -count=1 -timeout 30m ./rig/... ./e2e/... ./report

@@ -121,25 +121,50 @@ func (m *md) summary() {
 		}
 	})
 	m.printf("Requirements: %s. Checks: %s.\n\n",
-		counts(r.Summary.Requirements, []string{
-			string(checks.Implemented), string(checks.PartiallyImplemented),
-			string(checks.NotImplemented), string(checks.NotApplicable),
-		}),
-		counts(r.Summary.Checks, []string{
-			string(checks.Pass), string(checks.Warn), string(checks.Fail),
-			string(checks.Error), string(checks.Skip),
-		}))
+		counts(r.Summary.Requirements, statusOrder), counts(r.Summary.Checks, resultOrder))
 }
+
+// statusOrder and resultOrder are the order summaries list requirement
+// statuses and check results in: best first, not-applicable last.
+var (
+	statusOrder = []string{
+		string(checks.Implemented), string(checks.PartiallyImplemented),
+		string(checks.NotImplemented), string(checks.NotApplicable),
+	}
+	resultOrder = []string{
+		string(checks.Pass), string(checks.Warn), string(checks.Fail),
+		string(checks.Error), string(checks.Skip),
+	}
+)
 
 // counts lists a summary map in a fixed order, then any key it does not
 // know in sorted order, so that the text never depends on map iteration.
 func counts(c map[string]int, order []string) string {
 	var parts []string
+	for _, t := range tally(c, order) {
+		parts = append(parts, fmt.Sprintf("%d %s", t.N, inline(t.Key)))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// count is one entry of a summary map.
+type count struct {
+	Key string
+	N   int
+}
+
+// tally is a summary map's non-zero entries in order, then those order does
+// not know, sorted: the order every renderer lists counts in.
+func tally(c map[string]int, order []string) []count {
+	var out []count
 	seen := map[string]bool{}
 	for _, k := range order {
 		seen[k] = true
 		if c[k] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", c[k], inline(k)))
+			out = append(out, count{k, c[k]})
 		}
 	}
 	var rest []string
@@ -150,12 +175,9 @@ func counts(c map[string]int, order []string) string {
 	}
 	sort.Strings(rest)
 	for _, k := range rest {
-		parts = append(parts, fmt.Sprintf("%d %s", c[k], inline(k)))
+		out = append(out, count{k, c[k]})
 	}
-	if len(parts) == 0 {
-		return "none"
-	}
-	return strings.Join(parts, ", ")
+	return out
 }
 
 func (m *md) operators() {
@@ -280,17 +302,26 @@ func (m *md) details(details []string) {
 // a reader can copy the block whole.
 func (m *md) evidence(n int, e Evidence) {
 	m.printf("**Evidence %d**\n\n", n)
-	body := "$ " + e.Command + "\n" + e.Output
-	if !strings.HasSuffix(body, "\n") {
-		// A newline added after the output, never inside it, so that the
-		// capture line stands on its own.
-		body += "\n"
-	}
-	body += "# captured: " + stamp(e.CapturedAt) + "\n"
-	m.fenced("text", body)
+	command, output, captured := evidenceLines(e)
+	m.fenced("text", command+output+captured)
 	if e.Note != "" {
 		m.printf("Note: %s\n\n", inline(e.Note))
 	}
+}
+
+// evidenceLines are the three parts of an evidence block, which joined
+// make its text: the command with a shell prompt, the output byte for byte,
+// and the capture line. Markdown and HTML both show a block as this text, so
+// that the two files cannot disagree on what a command printed.
+func evidenceLines(e Evidence) (command, output, captured string) {
+	command = "$ " + e.Command + "\n"
+	output = e.Output
+	if !strings.HasSuffix(command+output, "\n") {
+		// A newline added after the output, never inside it, so that the
+		// capture line stands on its own.
+		output += "\n"
+	}
+	return command, output, "# captured: " + stamp(e.CapturedAt) + "\n"
 }
 
 // fenced writes body in a code block whose fence is longer than any run of

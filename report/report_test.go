@@ -262,6 +262,7 @@ func TestRenderersGolden(t *testing.T) {
 		{"md", func(b *bytes.Buffer, r *Report) error { return Markdown(b, r) }},
 		{"json", func(b *bytes.Buffer, r *Report) error { return JSON(b, r) }},
 		{"txt", func(b *bytes.Buffer, r *Report) error { return Summary(b, r) }},
+		{"html", func(b *bytes.Buffer, r *Report) error { return HTML(b, r) }},
 	}
 	reports := []struct {
 		name   string

@@ -61,8 +61,8 @@ func NewCmdCheck(streams genericiooptions.IOStreams, now func() time.Time, runF 
 	}
 	f := cmd.Flags()
 	o.RunFlags.AddFlags(f)
-	f.StringVar(&o.OutDir, "out", "", "directory to write report.md, report.json and junit.xml to")
-	f.StringVarP(&o.Output, "output", "o", "table", "what to print on stdout: table, json, markdown or junit")
+	f.StringVar(&o.OutDir, "out", "", "directory to write report.md, report.json, junit.xml and report.html to")
+	f.StringVarP(&o.Output, "output", "o", "table", "what to print on stdout: table, json, markdown, junit or html")
 	f.StringVar(&o.FailOn, "fail-on", "must", "lowest requirement level that fails the run: must or should")
 	return cmd
 }
@@ -70,7 +70,7 @@ func NewCmdCheck(streams genericiooptions.IOStreams, now func() time.Time, runF 
 // Validate rejects bad flag values before anything is read.
 func (o *CheckOptions) Validate() error {
 	if _, ok := renderers[o.Output]; !ok {
-		return usageErrorf("--output %q: want table, json, markdown or junit", o.Output)
+		return usageErrorf("--output %q: want table, json, markdown, junit or html", o.Output)
 	}
 	if o.FailOn != "must" && o.FailOn != "should" {
 		return usageErrorf("--fail-on %q: want must or should", o.FailOn)
@@ -112,12 +112,14 @@ func (o *CheckOptions) Run(ctx context.Context) error {
 // renderers are the outputs of -o.
 var renderers = map[string]func(io.Writer, *report.Report) error{
 	"table": report.Summary, "json": report.JSON, "markdown": report.Markdown, "junit": report.JUnit,
+	"html": report.HTML,
 }
 
 // reportFiles are what --out writes, in this order. junit.xml is named as
-// the CNCF validator expects to find it.
+// the CNCF validator expects to find it; report.html comes last, as the
+// page a reader opens rather than a file a program reads.
 var reportFiles = []struct{ name, format string }{
-	{"report.md", "markdown"}, {"report.json", "json"}, {"junit.xml", "junit"},
+	{"report.md", "markdown"}, {"report.json", "json"}, {"junit.xml", "junit"}, {"report.html", "html"},
 }
 
 // writeReports writes every report file, each whole or not at all.

@@ -73,7 +73,7 @@ func TestExitCodes(t *testing.T) {
 
 // TestDemoGolden pins the whole demo report: evidence, verdicts, layout.
 func TestDemoGolden(t *testing.T) {
-	for _, format := range []string{"markdown", "json", "table", "junit"} {
+	for _, format := range []string{"markdown", "json", "table", "junit", "html"} {
 		t.Run(format, func(t *testing.T) {
 			code, out, errOut := run(t, "check", "all", "--fixture", "demo", "-o", format)
 			// 1: secure_accelerator_access needs a probe, which a
@@ -94,10 +94,11 @@ func golden(t *testing.T, path, got string) {
 	assert.Equal(t, string(want), got, "%s is out of date; run `go test ./cmd/aiconform -update` and read the diff", path)
 }
 
-// TestOutDirValidates writes report.md, report.json and junit.xml for every
-// fixture, validates each JSON against the published schema and reads each
-// junit.xml with a JUnit consumer: a requirement not met must be a failing
-// testcase there, or the CNCF validator would let it through.
+// TestOutDirValidates writes report.md, report.json, junit.xml and
+// report.html for every fixture, validates each JSON against the published
+// schema and reads each junit.xml with a JUnit consumer: a requirement not
+// met must be a failing testcase there, or the CNCF validator would let it
+// through. report.html must show every requirement.
 func TestOutDirValidates(t *testing.T) {
 	c := jsonschema.NewCompiler()
 	c.AssertFormat()
@@ -139,6 +140,13 @@ func TestOutDirValidates(t *testing.T) {
 				if status, ok := want[req.Result]; ok {
 					assert.Equal(t, status, verdict.Status, "%s: result %s", req.ID, req.Result)
 				}
+			}
+
+			page, err := os.ReadFile(filepath.Join(dir, "report.html"))
+			require.NoError(t, err)
+			assert.Contains(t, string(page), "Recorded, not live")
+			for _, req := range rep.Requirements {
+				assert.Contains(t, string(page), `<section class="requirement" id="`+req.ID+`">`, "report.html shows %s", req.ID)
 			}
 		})
 	}

@@ -158,6 +158,7 @@ func TestCheckRedact(t *testing.T) {
 	assert.Len(t, want, 2)
 	assert.Equal(t, want, pseudonyms(got["report.md"]))
 	assert.Equal(t, want, pseudonyms(got["junit.xml"]))
+	assert.Equal(t, want, pseudonyms(got["report.html"]))
 
 	// The same key again: the same files, byte for byte.
 	again := t.TempDir()
