@@ -7,8 +7,10 @@ GO ?= go
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 16
 
+# -buildvcs=auto stamps the commit `aiconform version` prints, even where
+# GOFLAGS turns stamping off; outside a git checkout it stamps nothing.
 build: ## build bin/aiconform
-	$(GO) build -o bin/aiconform ./cmd/aiconform
+	$(GO) build -buildvcs=auto -o bin/aiconform ./cmd/aiconform
 
 test: ## unit tests, vet and the docs drift check: no cluster needed
 	$(GO) vet ./...

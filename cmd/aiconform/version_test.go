@@ -1,0 +1,45 @@
+package main
+
+import (
+	"encoding/json"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestVersion: the text and the JSON say the same, and the catalog digest
+// is the one a report of the same build carries.
+func TestVersion(t *testing.T) {
+	code, text, errOut := run(t, "version")
+	require.Equal(t, 0, code, errOut)
+	code, out, errOut := run(t, "version", "-o", "json")
+	require.Equal(t, 0, code, errOut)
+	var v versionInfo
+	require.NoError(t, json.Unmarshal([]byte(out), &v))
+	assert.Equal(t, "aiconform", v.Name)
+	assert.NotEmpty(t, v.Version)
+	assert.Equal(t, runtime.Version(), v.GoVersion)
+	assert.Equal(t, runtime.GOOS+"/"+runtime.GOARCH, v.Platform)
+	assert.True(t, strings.HasPrefix(v.CatalogDigest, "sha256:"), v.CatalogDigest)
+	assert.True(t, strings.HasPrefix(text, "aiconform "+v.Version+"\n"), text)
+	assert.Contains(t, text, "catalog: "+v.CatalogDigest+"\n")
+	assert.Contains(t, text, "go:      "+v.GoVersion)
+
+	// The digest a run with the built-in profiles writes into its report.
+	code, out, errOut = run(t, "check", "robust_controller", "--fixture", "demo", "-o", "json")
+	require.Equal(t, 0, code, errOut)
+	var rep struct {
+		Tool struct {
+			CatalogDigest string `json:"catalogDigest"`
+		} `json:"tool"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.Equal(t, v.CatalogDigest, rep.Tool.CatalogDigest)
+
+	code, _, errOut = run(t, "version", "-o", "yaml")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "--output must be json")
+}
