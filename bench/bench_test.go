@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -187,6 +188,44 @@ func BenchmarkCheckAll(b *testing.B) {
 	calls := src.Calls()
 	b.ReportMetric(float64(Total(calls.Lists))/float64(runs), "lists/op")
 	b.ReportMetric(float64(Total(calls.Tables))/float64(runs), "tables/op")
+}
+
+// BenchmarkScale runs check all on the production cluster and on one five
+// times its size (10,000 nodes, 2,500 of them GPU nodes, 250,000 pods, 1,000
+// namespaces), alternately in each iteration, and reports the large run's
+// time and allocations as multiples of the small one's: the budget is at
+// most 5 (linear in the cluster), measured side by side so that a busy
+// machine slows both.
+func BenchmarkScale(b *testing.B) {
+	small := NewSource(production(b))
+	large5, err := Cluster(Size{Nodes: 5 * Production.Nodes, GPUNodes: 5 * Production.GPUNodes,
+		PodsPerNode: Production.PodsPerNode, Namespaces: 5 * Production.Namespaces}, time.Now())
+	require.NoError(b, err)
+	large := NewSource(large5)
+	ctx := context.Background()
+	measure := func(src *Source) (time.Duration, uint64) {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		start := time.Now()
+		if _, err := CheckAll(ctx, src); err != nil {
+			b.Fatal(err)
+		}
+		elapsed := time.Since(start)
+		runtime.ReadMemStats(&after)
+		return elapsed, after.TotalAlloc - before.TotalAlloc
+	}
+	var smallTime, largeTime time.Duration
+	var smallAlloc, largeAlloc uint64
+	for b.Loop() {
+		t, a := measure(small)
+		smallTime, smallAlloc = smallTime+t, smallAlloc+a
+		t, a = measure(large)
+		largeTime, largeAlloc = largeTime+t, largeAlloc+a
+	}
+	b.ReportMetric(largeTime.Seconds()/smallTime.Seconds(), "x-time")
+	b.ReportMetric(float64(largeAlloc)/float64(smallAlloc), "x-alloc")
+	b.ReportMetric(float64(smallAlloc)/float64(b.N)/1e6, "MB-alloc-2000")
+	b.ReportMetric(float64(largeAlloc)/float64(b.N)/1e6, "MB-alloc-10000")
 }
 
 // BenchmarkReplayRecording is `check all --fixture` on a recording of the

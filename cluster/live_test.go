@@ -103,7 +103,7 @@ func TestLiveListBuiltins(t *testing.T) {
 }
 
 // What no check reads is dropped as a list arrives: a pod's managed fields
-// and last-applied annotation, a CRD's schemas.
+// and last-applied annotation, a CRD's schemas, a node's images.
 func TestLiveListTrims(t *testing.T) {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "p1",
 		Annotations:   map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "{}", "keep": "me"},
@@ -112,9 +112,19 @@ func TestLiveListTrims(t *testing.T) {
 	crd := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "widgets.demo.example.com"},
 		Spec: apiextensionsv1.CustomResourceDefinitionSpec{Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true,
 			Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object"}}}}}}
-	l := &Live{Kube: kubefake.NewClientset(pod), APIExtensions: apiextensionsfake.NewClientset(crd), Now: func() time.Time { return t0 }}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Status: corev1.NodeStatus{
+		Images:   []corev1.ContainerImage{{Names: []string{"registry.k8s.io/pause:3.10"}, SizeBytes: 320000}},
+		Capacity: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("8")}}}
+	l := &Live{Kube: kubefake.NewClientset(pod, node), APIExtensions: apiextensionsfake.NewClientset(crd), Now: func() time.Time { return t0 }}
 
-	got, _, err := l.List(context.Background(), Query{Resource: Pods, Namespace: "ns1"})
+	got, _, err := l.List(context.Background(), Query{Resource: Nodes})
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	n := got[0].(*corev1.Node)
+	assert.Nil(t, n.Status.Images)
+	assert.Equal(t, "8", n.Status.Capacity.Name("nvidia.com/gpu", resource.DecimalSI).String(), "what checks read stays")
+
+	got, _, err = l.List(context.Background(), Query{Resource: Pods, Namespace: "ns1"})
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 	p := got[0].(*corev1.Pod)
@@ -134,11 +144,17 @@ func TestLiveListTrims(t *testing.T) {
 // same pods listed otherwise keep their spec and status.
 func TestLiveListSlimsNodePods(t *testing.T) {
 	gpu := corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("2")}
+	// What the checks read of a node's pods are the extended resources;
+	// the native ones, in nearly every container, are dropped.
+	withNative := corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("2"), corev1.ResourceCPU: resource.MustParse("1"),
+		corev1.ResourceMemory: resource.MustParse("1Gi"), "hugepages-2Mi": resource.MustParse("2Mi"), "kubernetes.io/batch-cpu": resource.MustParse("1")}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "p1", Labels: map[string]string{"app": "x"}, Annotations: map[string]string{"a": "b"},
 		OwnerReferences: []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "rs"}}},
 		Spec: corev1.PodSpec{NodeName: "n1", ServiceAccountName: "sa",
-			Containers:     []corev1.Container{{Name: "c", Image: "img", Env: []corev1.EnvVar{{Name: "K", Value: "V"}}, Resources: corev1.ResourceRequirements{Limits: gpu}}},
-			InitContainers: []corev1.Container{{Name: "i", Image: "img", Resources: corev1.ResourceRequirements{Requests: gpu}}}},
+			Containers: []corev1.Container{{Name: "c", Image: "img", Env: []corev1.EnvVar{{Name: "K", Value: "V"}}, Resources: corev1.ResourceRequirements{Limits: withNative,
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}},
+			InitContainers: []corev1.Container{{Name: "i", Image: "img", Resources: corev1.ResourceRequirements{Requests: gpu}}},
+			Overhead:       corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("10Mi")}},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.0.1", Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}}
 	l := &Live{Kube: kubefake.NewClientset(pod), Now: func() time.Time { return t0 }}
 
@@ -225,13 +241,17 @@ func TestLiveInfoErrors(t *testing.T) {
 func TestParseTable(t *testing.T) {
 	tb, err := parseTable([]byte(`{"kind":"Table","apiVersion":"meta.k8s.io/v1",` +
 		`"columnDefinitions":[{"name":"Name","type":"string","format":"name"}],` +
-		`"rows":[{"cells":["a"],"object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"a","namespace":"ns"}}}]}`))
+		`"rows":[{"cells":["a"],"object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"a","namespace":"ns",` +
+		`"labels":{"gpu":"yes"},"managedFields":[{"manager":"kubelet","operation":"Update"}]}}}]}`))
 	require.NoError(t, err)
 	require.Len(t, tb.Rows, 1)
 	require.NoError(t, decodeRows(tb))
-	u, ok := tb.Rows[0].Object.Object.(*unstructured.Unstructured)
-	require.True(t, ok)
+	u, ok := tb.Rows[0].Object.Object.(*metav1.PartialObjectMetadata)
+	require.True(t, ok, "%T", tb.Rows[0].Object.Object)
 	assert.Equal(t, "ns", u.GetNamespace())
+	assert.Equal(t, map[string]string{"gpu": "yes"}, u.GetLabels())
+	assert.Nil(t, u.GetManagedFields(), "a row's metadata is trimmed as a list's objects are")
+	assert.Nil(t, tb.Rows[0].Object.Raw, "and held once, decoded")
 	assert.Equal(t, "a", rowName(tb.Rows[0]))
 
 	_, err = parseTable([]byte(`{"kind":"PodList","apiVersion":"v1","items":[]}`))

@@ -168,8 +168,9 @@ const NodeFieldSelector = "spec.nodeName="
 
 // slimPod keeps of a pod listed per node only what is read of the pods of
 // a node: what they request of it (name, labels and owners, phase,
-// readiness and address, each container's name and resources, the pod overhead, its
-// resource claims) and how they might reach its devices other than by a
+// readiness and address, each container's name and extended resources, the
+// pod's overhead of them, its resource claims) and how they might reach its
+// devices other than by a
 // request (a privileged container, a hostPath volume and the containers
 // mounting it, an *_VISIBLE_DEVICES variable a container runtime hook
 // honours, a CDI annotation). On a cluster of thousands of accelerator nodes these lists
@@ -191,7 +192,8 @@ func slimPod(o runtime.Object) {
 	slim := func(cs []corev1.Container) []corev1.Container {
 		var out []corev1.Container
 		for _, c := range cs {
-			k := corev1.Container{Name: c.Name, Resources: c.Resources}
+			k := corev1.Container{Name: c.Name, Resources: corev1.ResourceRequirements{
+				Requests: extended(c.Resources.Requests), Limits: extended(c.Resources.Limits), Claims: c.Resources.Claims}}
 			if sc := c.SecurityContext; sc != nil && sc.Privileged != nil {
 				k.SecurityContext = &corev1.SecurityContext{Privileged: sc.Privileged}
 			}
@@ -220,7 +222,7 @@ func slimPod(o runtime.Object) {
 	}
 	p.Annotations = cdi
 	p.Spec = corev1.PodSpec{NodeName: p.Spec.NodeName, Containers: slim(p.Spec.Containers), InitContainers: slim(p.Spec.InitContainers),
-		Overhead: p.Spec.Overhead, Volumes: volumes, ResourceClaims: p.Spec.ResourceClaims}
+		Overhead: extended(p.Spec.Overhead), Volumes: volumes, ResourceClaims: p.Spec.ResourceClaims}
 	// Its address ties a monitoring system's series to the pod.
 	status := corev1.PodStatus{Phase: p.Status.Phase, PodIP: p.Status.PodIP}
 	for _, c := range p.Status.Conditions {
@@ -231,14 +233,33 @@ func slimPod(o runtime.Object) {
 	p.Status = status
 }
 
+// extended keeps of a resource list the extended resources, named in a
+// vendor's domain (nvidia.com/gpu, amd.com/gpu, a NIC's rdma/...): what the
+// pods of a node are read for. CPU, memory, storage and huge pages, in
+// nearly every container, were most of what a slim pod still held.
+func extended(l corev1.ResourceList) corev1.ResourceList {
+	var out corev1.ResourceList
+	for name, q := range l {
+		if !strings.Contains(string(name), "/") || strings.HasPrefix(string(name), corev1.ResourceDefaultNamespacePrefix) {
+			continue
+		}
+		if out == nil {
+			out = corev1.ResourceList{}
+		}
+		out[name] = q
+	}
+	return out
+}
+
 // CDIAnnotationPrefix starts the pod annotations a container runtime with
 // CDI enabled reads as requests for devices, outside any resource request.
 const CDIAnnotationPrefix = "cdi.k8s.io/"
 
 // trim drops what no check reads and what would only bloat a run's memory
 // or a recording, or copy an operator's manifests into it: managed fields,
-// the last-applied annotation, and CRD schemas (a CRD's names, versions and
-// conditions stay).
+// the last-applied annotation, CRD schemas (a CRD's names, versions and
+// conditions stay), and the images a node holds (a few KiB a node, and on
+// thousands of nodes more than the rest of them).
 func trim(o runtime.Object) {
 	if m, err := meta.Accessor(o); err == nil {
 		m.SetManagedFields(nil)
@@ -249,6 +270,9 @@ func trim(o runtime.Object) {
 			}
 			m.SetAnnotations(a)
 		}
+	}
+	if n, ok := o.(*corev1.Node); ok {
+		n.Status.Images = nil
 	}
 	if crd, ok := o.(*apiextensionsv1.CustomResourceDefinition); ok {
 		for i := range crd.Spec.Versions {

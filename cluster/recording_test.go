@@ -280,7 +280,7 @@ func TestRecordingRoundTrip(t *testing.T) {
 		require.Len(t, got.Rows, 2)
 		for i, r := range got.Rows {
 			assert.Equal(t, podTable.Rows[i].Cells, r.Cells)
-			u, ok := r.Object.Object.(*unstructured.Unstructured)
+			u, ok := r.Object.Object.(*metav1.PartialObjectMetadata)
 			require.True(t, ok, "%T", r.Object.Object)
 			assert.Equal(t, "kserve", u.GetNamespace())
 			assert.Equal(t, map[string]string{"app": "ctl"}, u.GetLabels())

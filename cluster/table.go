@@ -4,9 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // tableAccept is the Accept header kubectl sends for `kubectl get`: the
@@ -25,28 +24,38 @@ func parseTable(body []byte) (*metav1.Table, error) {
 	return &t, nil
 }
 
-// decodeRows turns each row's raw object (the server sends metadata only)
-// into an object the table printer can read namespace and labels from, as
-// kubectl does before printing.
+// decodeRows turns each row's raw object into an object the table printer
+// can read namespace and labels from, as kubectl does before printing. The
+// server sends metadata only (PartialObjectMetadata), which a typed struct
+// holds in a fraction of the time and memory of a map.
 func decodeRows(t *metav1.Table) error {
 	for i := range t.Rows {
 		row := &t.Rows[i]
 		if row.Object.Raw == nil || row.Object.Object != nil {
 			continue
 		}
-		obj, err := runtime.Decode(unstructured.UnstructuredJSONScheme, row.Object.Raw)
-		if err != nil {
+		obj := &metav1.PartialObjectMetadata{}
+		if err := json.Unmarshal(row.Object.Raw, obj); err != nil {
 			return fmt.Errorf("decode row %d: %w", i, err)
 		}
-		row.Object.Object = obj
+		if obj.Kind == "" {
+			return fmt.Errorf("decode row %d: the object has no kind", i)
+		}
+		// The rows' metadata carries managed fields, most of it on a
+		// node; the printers read names, namespaces and labels only, and a
+		// recording marshals the object again.
+		trim(obj)
+		row.Object.Object, row.Object.Raw = obj, nil
 	}
 	return nil
 }
 
 // rowName is the name of the object a row shows.
 func rowName(row metav1.TableRow) string {
-	if u, ok := row.Object.Object.(*unstructured.Unstructured); ok {
-		return u.GetName()
+	if o := row.Object.Object; o != nil {
+		if m, err := meta.Accessor(o); err == nil {
+			return m.GetName()
+		}
 	}
 	if len(row.Cells) > 0 {
 		if s, ok := row.Cells[0].(string); ok {

@@ -9,12 +9,14 @@
 // operators' real CRDs, controllers, webhooks, an InferenceService and a
 // RayCluster) and then the bulk of the cluster, and times, three runs each:
 // `kubectl get pods -A`; the nine kubectl calls of a hand-made report;
-// `aiconform check all`, built from this tree; and, as an experiment, the
-// same checks in a child process of this program whose clients have
-// client-go's client-side rate limiter off. It prints the median wall time
-// and the largest peak RSS of each, then times single LISTs of the kinds a
-// run makes, and stops the control plane at the end, on error and on
-// Ctrl-C too.
+// `aiconform check all` and `check robust_controller`, built from this tree,
+// with the CPU the API server spent while each ran. It prints the median
+// wall time and the largest peak RSS of each and the scale budget's ratios,
+// then times single LISTs of the kinds a run makes, and stops the control
+// plane at the end, on error and on Ctrl-C too. -profile DIR adds one run of
+// the same checks in a child process of this program that writes its CPU
+// and heap profiles; -hold keeps the cluster up afterwards, for measuring by
+// hand, until Ctrl-C.
 //
 // Writing the cluster is the slow part. On this machine (2 cores, shared by
 // etcd, kube-apiserver and the writer) the 50,000 pods take 3.5 to 4.25
@@ -37,6 +39,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime/metrics"
 	"runtime/pprof"
 	"sort"
 	"strconv"
@@ -55,12 +58,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
-	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
@@ -76,13 +77,14 @@ type options struct {
 	size    bench.Size
 	runs    int
 	workers int
-	// unthrottled runs one check all in this process, with client-go's
-	// client-side rate limiter off, against $KUBECONFIG, and exits: the
-	// experiment row of the table runs this program so.
-	unthrottled bool
-	// memprofile is where the first unthrottled run writes its heap
-	// profile (allocations by call site), when set.
-	memprofile string
+	// profiled, when set, is a directory: this process runs check all once
+	// against $KUBECONFIG, writes its profiles there and exits. -profile
+	// runs this program so.
+	profiled string
+	// profile is where the profiled run writes, when set.
+	profile string
+	// hold keeps the cluster up after the measurements until Ctrl-C.
+	hold bool
 }
 
 func run() (err error) {
@@ -91,16 +93,25 @@ func run() (err error) {
 	flag.IntVar(&o.size.GPUNodes, "gpu-nodes", bench.Production.GPUNodes, "how many of the nodes have GPUs")
 	flag.IntVar(&o.size.PodsPerNode, "pods-per-node", bench.Production.PodsPerNode, "pods on each node")
 	flag.IntVar(&o.size.Namespaces, "namespaces", bench.Production.Namespaces, "namespaces the pods are spread over")
-	flag.IntVar(&o.runs, "runs", 3, "runs of each measurement")
+	flag.IntVar(&o.runs, "runs", 3, "runs of each measurement (0: none, with -hold)")
 	flag.IntVar(&o.workers, "workers", 32, "concurrent writers")
-	flag.BoolVar(&o.unthrottled, "unthrottled-check-all", false, "(internal) run check all once against $KUBECONFIG with client-side rate limiting off")
-	flag.StringVar(&o.memprofile, "memprofile", "", "write a heap profile of the first unthrottled check all run to this file")
+	flag.StringVar(&o.profiled, "profiled-check-all", "", "(internal) run check all once against $KUBECONFIG and write its profiles into this directory")
+	flag.StringVar(&o.profile, "profile", "", "after the measurements, run check all once more, writing cpu.pprof and heap.pprof into this directory")
+	flag.BoolVar(&o.hold, "hold", false, "keep the cluster up after the measurements, until Ctrl-C, and print its kubeconfig")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if o.unthrottled {
-		return unthrottledCheckAll(ctx, o.memprofile)
+	if o.profiled != "" {
+		return profiledCheckAll(ctx, o.profiled)
+	}
+	if o.profile != "" {
+		if o.profile, err = filepath.Abs(o.profile); err != nil {
+			return err
+		}
+		if err := os.MkdirAll(o.profile, 0o755); err != nil {
+			return err
+		}
 	}
 
 	root, err := repoRoot()
@@ -112,9 +123,9 @@ func run() (err error) {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	// The operators' modules must come from the module cache: nothing is
-	// fetched from outside the machine.
-	os.Setenv("GOPROXY", "off")
+	// The operators' modules come from the module cache, or through the Go
+	// module proxy on a machine that has not read them yet, as the rig's
+	// own do.
 
 	step := stepper()
 	aiconform := filepath.Join(tmp, "aiconform")
@@ -182,15 +193,52 @@ func run() (err error) {
 	}
 	step("Prometheus scrapes the %d DCGM Exporter pods", len(objs.Metrics))
 
-	m := &measurer{root: root, kubeconfig: c.Kubeconfig(), home: filepath.Join(tmp, "home"), step: step,
+	m := &measurer{root: root, kubeconfig: c.Kubeconfig(), home: filepath.Join(tmp, "home"), step: step, apiserver: c.PIDs()["kube-apiserver"],
 		renew: func(ctx context.Context) error { return renewLeases(ctx, kube) }}
 	if err := os.MkdirAll(m.home, 0o755); err != nil {
 		return err
 	}
-	if err := m.all(ctx, o.runs, aiconform, filepath.Join(tmp, "report"), o.memprofile, c.PIDs()); err != nil {
-		return err
+	if o.runs > 0 {
+		if err := m.all(ctx, o.runs, aiconform, filepath.Join(tmp, "report"), c.PIDs()); err != nil {
+			return err
+		}
+		if err := probe(ctx, kube, objs); err != nil {
+			return err
+		}
 	}
-	return probe(ctx, kube, objs)
+	if o.profile != "" {
+		if err := m.renew(ctx); err != nil {
+			return err
+		}
+		self, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		var out bytes.Buffer
+		s, err := m.time(ctx, &out, self, "-profiled-check-all", o.profile)
+		if err != nil {
+			return fmt.Errorf("%w\n%s", err, out.String())
+		}
+		step("check all, profiled: %s, %d MiB; cpu.pprof and heap.pprof in %s", s.wall.Round(10*time.Millisecond), s.rssKB/1024, o.profile)
+	}
+	if o.hold {
+		step("holding the cluster until Ctrl-C: KUBECONFIG=%s", c.Kubeconfig())
+		// Its Leases are renewed while it is held, as the controllers
+		// this cluster has no process of would keep them.
+		tick := time.NewTicker(5 * time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-tick.C:
+				if err := m.renew(ctx); err != nil && ctx.Err() == nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // probe times, one request at a time, the kinds of LIST a check all run
@@ -513,61 +561,97 @@ feed:
 	return ctx.Err()
 }
 
-// unthrottledCheckAll runs the checks as `aiconform check all` does, on
-// cluster.Live clients built as cluster.NewLive builds them but without
-// client-go's client-side rate limiter (NewLive sets QPS 50, burst 100):
-// the experiment that says how much of a run is spent waiting on it.
-func unthrottledCheckAll(ctx context.Context, memprofile string) error {
-	flags := genericclioptions.NewConfigFlags(true)
-	live, err := cluster.NewLive(flags, time.Now)
+// profiledCheckAll runs the checks as `aiconform check all` does, on the
+// clients cluster.NewLive builds from $KUBECONFIG, with the CPU profiled
+// throughout and the heap profiled when the most was live: what the run
+// holds at its peak, by where it was allocated.
+func profiledCheckAll(ctx context.Context, dir string) (err error) {
+	live, err := cluster.NewLive(genericclioptions.NewConfigFlags(true), time.Now)
 	if err != nil {
 		return err
 	}
-	cfg, err := flags.ToRESTConfig()
+	cpu, err := os.Create(filepath.Join(dir, "cpu.pprof"))
 	if err != nil {
 		return err
 	}
-	cfg = rest.CopyConfig(cfg)
-	cfg.QPS, cfg.Burst = -1, 0 // no client-side limiter
-	cfg.UserAgent = "aiconform"
-	proto := rest.CopyConfig(cfg)
-	proto.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	proto.ContentType = "application/vnd.kubernetes.protobuf"
-	if live.Kube, err = kubernetes.NewForConfig(proto); err != nil {
+	defer func() {
+		if cerr := cpu.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	if err := pprof.StartCPUProfile(cpu); err != nil {
 		return err
 	}
-	if live.APIExtensions, err = apiextensionsclient.NewForConfig(proto); err != nil {
-		return err
-	}
-	if live.Dynamic, err = dynamic.NewForConfig(cfg); err != nil {
-		return err
-	}
+	peak := watchPeak(ctx)
 	r, err := bench.CheckAll(ctx, live)
+	pprof.StopCPUProfile()
 	if err != nil {
 		return err
 	}
-	if memprofile != "" {
-		f, err := os.Create(memprofile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
-			return err
-		}
+	if err := os.WriteFile(filepath.Join(dir, "heap.pprof"), peak(), 0o644); err != nil {
+		return err
 	}
 	return unmetBeyondProbes(r.Report)
+}
+
+// watchPeak samples the live heap (as of the last GC) every few
+// milliseconds and keeps a heap profile of the largest; the function it
+// returns stops the sampling and gives that profile.
+func watchPeak(ctx context.Context) func() []byte {
+	ctx, cancel := context.WithCancel(ctx)
+	var (
+		mu   sync.Mutex
+		best []byte
+		done = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		var most uint64
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			metrics.Read(sample)
+			if live := sample[0].Value.Uint64(); live > most+most/20 {
+				most = live
+				var buf bytes.Buffer
+				if err := pprof.Lookup("heap").WriteTo(&buf, 0); err == nil {
+					mu.Lock()
+					best = buf.Bytes()
+					mu.Unlock()
+				}
+			}
+		}
+	}()
+	return func() []byte {
+		cancel()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		return best
+	}
 }
 
 // sample is one timed command.
 type sample struct {
 	wall  time.Duration
 	rssKB int64
+	// cpu is the command's own user and system time; server is what
+	// kube-apiserver spent meanwhile: on two shared cores, the split of a
+	// run's wall time between the client and the server.
+	cpu, server time.Duration
 }
 
 type measurer struct {
 	root, kubeconfig, home string
 	step                   func(string, ...any)
+	// apiserver is kube-apiserver's PID, for its CPU time.
+	apiserver int
 	// renew stands in for the controllers this cluster has no process
 	// of: their leader Leases are renewed before each measured check, as
 	// a running controller keeps them.
@@ -605,18 +689,14 @@ var handMade = [][]string{
 	{"describe", "node", "gpu-node-1"},
 }
 
-func (m *measurer) all(ctx context.Context, runs int, aiconform, reportDir, memprofile string, pids map[string]int) error {
+func (m *measurer) all(ctx context.Context, runs int, aiconform, reportDir string, pids map[string]int) error {
 	kubectl := filepath.Join(m.root, "bin", "kubectl")
 	// kubectl caches discovery under $HOME/.kube; a warm cache is what a
 	// person running a report has.
 	if _, err := m.time(ctx, io.Discard, kubectl, "api-resources"); err != nil {
 		return err
 	}
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	var podsA, nine, ours, rc, unthrottled []sample
+	var podsA, nine, ours, rc []sample
 	for r := 1; r <= runs; r++ {
 		s, err := m.time(ctx, io.Discard, kubectl, "get", "pods", "-A")
 		if err != nil {
@@ -632,6 +712,8 @@ func (m *measurer) all(ctx context.Context, runs int, aiconform, reportDir, memp
 				return err
 			}
 			sum.wall += s.wall
+			sum.cpu += s.cpu
+			sum.server += s.server
 			sum.rssKB = max(sum.rssKB, s.rssKB)
 		}
 		nine = append(nine, sum)
@@ -664,20 +746,6 @@ func (m *measurer) all(ctx context.Context, runs int, aiconform, reportDir, memp
 		rc = append(rc, s)
 		m.step("run %d: aiconform check robust_controller: %s, %d MiB", r, s.wall.Round(10*time.Millisecond), s.rssKB/1024)
 
-		if err := m.renew(ctx); err != nil {
-			return err
-		}
-		out.Reset()
-		args := []string{"-unthrottled-check-all"}
-		if r == 1 && memprofile != "" {
-			args = append(args, "-memprofile", memprofile)
-		}
-		s, err = m.time(ctx, &out, self, args...)
-		if err != nil {
-			return fmt.Errorf("%w\n%s", err, out.String())
-		}
-		unthrottled = append(unthrottled, s)
-		m.step("run %d: the same checks, client-side rate limiter off: %s, %d MiB", r, s.wall.Round(10*time.Millisecond), s.rssKB/1024)
 	}
 	if data, err := os.ReadFile(reportDir + "-1/report.md"); err == nil {
 		m.step("aiconform's report.md: %d KiB", len(data)/1024)
@@ -695,7 +763,7 @@ func (m *measurer) all(ctx context.Context, runs int, aiconform, reportDir, memp
 	}
 
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 3, ' ', 0)
-	fmt.Fprintf(w, "what (%d runs)\tmedian wall\tmax RSS\n", runs)
+	fmt.Fprintf(w, "what (%d runs)\tmedian wall\tmax RSS\tits CPU\tkube-apiserver CPU\n", runs)
 	for _, row := range []struct {
 		what string
 		s    []sample
@@ -704,10 +772,11 @@ func (m *measurer) all(ctx context.Context, runs int, aiconform, reportDir, memp
 		{"nine kubectl calls (sequential)", nine},
 		{"aiconform check all", ours},
 		{"aiconform check robust_controller", rc},
-		{"  check all, client-go rate limiter off (experiment)", unthrottled},
 	} {
 		wall, rss := summary(row.s)
-		fmt.Fprintf(w, "%s\t%s\t%d MiB\n", row.what, wall.Round(10*time.Millisecond), rss/1024)
+		fmt.Fprintf(w, "%s\t%s\t%d MiB\t%s\t%s\n", row.what, wall.Round(10*time.Millisecond), rss/1024,
+			median(row.s, func(s sample) time.Duration { return s.cpu }).Round(10*time.Millisecond),
+			median(row.s, func(s sample) time.Duration { return s.server }).Round(10*time.Millisecond))
 	}
 	if err := w.Flush(); err != nil {
 		return err
@@ -731,14 +800,20 @@ func (m *measurer) all(ctx context.Context, runs int, aiconform, reportDir, memp
 }
 
 func summary(s []sample) (time.Duration, int64) {
-	walls := make([]time.Duration, len(s))
 	var rss int64
-	for i, x := range s {
-		walls[i] = x.wall
+	for _, x := range s {
 		rss = max(rss, x.rssKB)
 	}
-	sort.Slice(walls, func(i, j int) bool { return walls[i] < walls[j] })
-	return walls[len(walls)/2], rss
+	return median(s, func(s sample) time.Duration { return s.wall }), rss
+}
+
+func median(s []sample, of func(sample) time.Duration) time.Duration {
+	d := make([]time.Duration, len(s))
+	for i, x := range s {
+		d[i] = of(x)
+	}
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	return d[len(d)/2]
 }
 
 // time runs a command against the control plane and measures its wall time
@@ -765,9 +840,13 @@ func (m *measurer) timeExit(ctx context.Context, stdout io.Writer, ok int, name 
 	cmd.Env = env(m.home, m.kubeconfig)
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = stdout, &stderr
+	server := cpuTime(m.apiserver)
 	start := time.Now()
 	err := cmd.Run()
-	s := sample{wall: time.Since(start)}
+	s := sample{wall: time.Since(start), server: cpuTime(m.apiserver) - server}
+	if cmd.ProcessState != nil {
+		s.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
 	var exit *exec.ExitError
 	if ok != 0 && errors.As(err, &exit) && exit.ExitCode() == ok {
 		err = nil
@@ -815,6 +894,26 @@ func maxRSS(statsFile string) (int64, error) {
 		}
 	}
 	return 0, errors.New("no maximum resident set size in the output of /usr/bin/time -v")
+}
+
+// cpuTime is a process's user and system time so far, from
+// /proc/PID/stat; zero when it cannot be read.
+func cpuTime(pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if pid == 0 || err != nil {
+		return 0
+	}
+	// The fields after the command name, which is in parentheses and may
+	// hold spaces: utime and stime are the 12th and 13th of them.
+	_, rest, ok := bytes.Cut(data, []byte(") "))
+	f := strings.Fields(string(rest))
+	if !ok || len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	// USER_HZ is 100 on Linux.
+	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
 // procMemory reads a process's peak and current RSS in KiB.
