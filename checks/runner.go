@@ -19,7 +19,11 @@ type RunOptions struct {
 	Concurrency int
 	// Timeout bounds each check.
 	Timeout time.Duration
-	// Progress, when set, is told of each finished result.
+	// Started, when set, is told of each check as it starts (the operator
+	// empty for a cluster-wide check) and how many the run has, and
+	// Progress of each finished result: what a progress line shows while a
+	// long probe runs.
+	Started  func(check Meta, operator string, total int)
 	Progress func(done, total int, r Result)
 	// JudgeAt is the time verdicts are judged at (certificate expiry,
 	// recent restarts): the clock for a live cluster, the recording's time
@@ -99,6 +103,15 @@ func Run(ctx context.Context, c *cluster.Cache, profiles []*Profile, selected []
 				defer wg.Done()
 				sem <- struct{}{}
 				defer func() { <-sem }()
+				if opts.Started != nil {
+					operator := ""
+					if t.profile != nil {
+						operator = t.profile.Name
+					}
+					mu.Lock()
+					opts.Started(t.check.Meta(), operator, len(tasks))
+					mu.Unlock()
+				}
 				results[i] = runOne(ctx, c, t, dets, detErr, opts, now)
 				if opts.Progress != nil {
 					mu.Lock()

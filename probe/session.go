@@ -84,6 +84,10 @@ type Session struct {
 	// aggregated APIs such as external.metrics.k8s.io); nil makes GetRaw
 	// fail.
 	Raw rest.Interface
+	// OnStep, when set, is told of each write as it is sent, as kubectl
+	// would name it ("create pods/NAME"): a progress line shows the last
+	// one while a probe waits on what it wrote. Called concurrently.
+	OnStep func(step string)
 
 	dyn    dynamic.Interface
 	mapper meta.RESTMapper
@@ -197,7 +201,19 @@ func (s *Session) DryRun(ctx context.Context, m *meta.RESTMapping, obj *unstruct
 		return nil, err
 	}
 	defer done()
+	s.step("create --dry-run=server", m, obj.GetName())
 	return s.resource(m).Create(ctx, obj, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+}
+
+// step reports a write to OnStep.
+func (s *Session) step(verb string, m *meta.RESTMapping, name string) {
+	if s.OnStep == nil {
+		return
+	}
+	if name == "" {
+		name = "(generated name)"
+	}
+	s.OnStep(verb + " " + m.Resource.Resource + "/" + name)
 }
 
 // Create stores obj in the run's namespace. A cluster-scoped object's kind
@@ -216,6 +232,7 @@ func (s *Session) Create(ctx context.Context, m *meta.RESTMapping, obj *unstruct
 		}
 		s.mu.Unlock()
 	}
+	s.step("create", m, obj.GetName())
 	return s.resource(m).Create(ctx, obj, metav1.CreateOptions{})
 }
 
@@ -227,6 +244,7 @@ func (s *Session) Patch(ctx context.Context, m *meta.RESTMapping, name string, p
 		return nil, err
 	}
 	defer done()
+	s.step("patch", m, name)
 	return s.resource(m).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
 }
 
@@ -252,6 +270,7 @@ func (s *Session) Logs(ctx context.Context, pod, container string, limit int) (s
 // propagation leaves its children to the garbage collector, which is what a
 // canary's deletion is meant to show.
 func (s *Session) Delete(ctx context.Context, m *meta.RESTMapping, name string) error {
+	s.step("delete", m, name)
 	return s.resource(m).Delete(ctx, name, metav1.DeleteOptions{})
 }
 

@@ -24,7 +24,10 @@ type RunFlags struct {
 	Timeout     time.Duration
 	Fixture     string
 	Concurrency int
-	Progress    bool
+	// Progress shows progress on stderr even where it is not a terminal;
+	// Quiet shows none even where it is.
+	Progress bool
+	Quiet    bool
 	// Probe allows writes: dry runs and a canary per operator (--probe).
 	Probe        bool
 	ProbeTimeout time.Duration
@@ -57,7 +60,8 @@ func (f *RunFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.Timeout, "timeout", 60*time.Second, "time limit of each check")
 	fs.StringVar(&f.Fixture, "fixture", "", "run on a recorded cluster: a built-in name (demo) or a file recorded by 'aiconform snapshot'")
 	fs.IntVar(&f.Concurrency, "concurrency", 4, "checks run at once")
-	fs.BoolVar(&f.Progress, "progress", false, "show progress on stderr even when it is not a terminal")
+	fs.BoolVar(&f.Progress, "progress", false, "show progress on stderr even when it is not a terminal (a line per finished check)")
+	fs.BoolVar(&f.Quiet, "quiet", false, "show no progress on stderr, even on a terminal")
 	fs.BoolVar(&f.Probe, "probe", false, "prove behaviour by writing to the cluster: dry-run creates against the operators' webhooks, and a canary resource per operator in a namespace of the run's own, deleted at the end")
 	fs.DurationVar(&f.ProbeTimeout, "probe-timeout", 5*time.Minute, "how long a canary may take to be reconciled, and then collected once deleted")
 	fs.StringVar(&f.ProbeImage, "probe-image", probe.DefaultImage, "the image of the pods a probe runs itself (the gang probe's); its copy in your registry for an air-gapped cluster")
@@ -75,6 +79,8 @@ func (f *RunFlags) Validate() error {
 		return usageErrorf("--timeout must be positive")
 	case f.Concurrency < 1:
 		return usageErrorf("--concurrency must be at least 1")
+	case f.Progress && f.Quiet:
+		return usageErrorf("--progress and --quiet contradict each other; give one")
 	case f.RedactKey != "" && !f.Redact:
 		return usageErrorf("--redact-key is the key of --redact; add --redact")
 	case f.Probe && f.Fixture != "":
@@ -131,13 +137,11 @@ func (f *RunFlags) Report(ctx context.Context, ids []string, failOn checks.Level
 	if !info.Live && !info.RecordedAt.IsZero() {
 		opts.JudgeAt = func() time.Time { return info.RecordedAt }
 	}
-	if f.Progress || isTerminal(errOut) {
-		opts.Progress = func(done, total int, r checks.Result) {
-			fmt.Fprintf(errOut, "\r[%d/%d] %-22s %-18s %-5s", done, total, r.Check.ID, r.Operator, r.Status)
-			if done == total {
-				fmt.Fprintln(errOut)
-			}
-		}
+	var prog *progress
+	if !f.Quiet && (f.Progress || isTerminal(errOut)) {
+		prog = newProgress(errOut, now)
+		defer prog.Close()
+		opts.Started, opts.Progress = prog.Started, prog.Finished
 	}
 	if f.Probe {
 		sess, err := newProbeSession(f.ConfigFlags, f.ProbeTimeout, started)
@@ -151,11 +155,18 @@ func (f *RunFlags) Report(ctx context.Context, ids []string, failOn checks.Level
 			m, _ := probe.ParseMetric(f.HPAMetric) // checked by Validate
 			sess.Metric = &m
 		}
+		if prog != nil {
+			sess.OnStep = prog.Step
+		}
 		opts.Probe = sess
 		fmt.Fprintf(errOut, "probes: run %s, namespace %s\n", sess.RunID, sess.Namespace)
 		defer closeProbes(ctx, sess, errOut)
 	}
 	out := checks.Run(ctx, cache, profiles, sel.Checks, opts, now)
+	if prog != nil {
+		// Before the probes' cleanup and the summary print their lines.
+		prog.Close()
+	}
 	if ctx.Err() != nil {
 		// Interrupted: a run that did not finish makes no report; the
 		// deferred cleanup still runs.
