@@ -102,6 +102,8 @@ spec:
 	assert.Equal(t, checks.Pass, routes.Status, routes.Reason)
 	assert.Equal(t, "HTTPRoute models/llm, accepted by inference (controller traefik.io/gateway-controller), splits by weight 80/20 and matches header x-model", routes.Reason)
 	framework.AssertEvidenceReRuns(t, binDir, c.Kubeconfig(), as, out)
+	// The same cluster as one of two contexts, the other unreachable.
+	assertSeveralContexts(ctx, t, c.Kubeconfig(), "ai_inference", "Implemented")
 
 	// The canary Service is deleted: Traefik keeps the route accepted but
 	// cannot resolve its refs, and nothing then shows the split.

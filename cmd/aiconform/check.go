@@ -24,6 +24,9 @@ type CheckOptions struct {
 	OutDir string
 	Output string
 	FailOn string
+	// AllContexts runs against every context of the kubeconfig, as
+	// --context a,b does against those it names.
+	AllContexts bool
 
 	streams genericiooptions.IOStreams
 	now     func() time.Time
@@ -41,7 +44,9 @@ func NewCmdCheck(streams genericiooptions.IOStreams, now func() time.Time, runF 
   # the demo, on a recorded cluster
   aiconform check all --fixture demo
   # one requirement, KServe only, JSON on stdout
-  aiconform check robust_controller --operator kserve -o json`,
+  aiconform check robust_controller --operator kserve -o json
+  # two clusters, a report each in r/prod and r/staging, a matrix on stdout
+  aiconform check all --context prod,staging --out r/`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageErrorf("name what to check: `all`, a requirement id or a check id (`aiconform list` shows them)")
@@ -64,6 +69,7 @@ func NewCmdCheck(streams genericiooptions.IOStreams, now func() time.Time, runF 
 	f.StringVar(&o.OutDir, "out", "", "directory to write report.md, report.json, junit.xml and report.html to")
 	f.StringVarP(&o.Output, "output", "o", "table", "what to print on stdout: table, json, markdown, junit or html")
 	f.StringVar(&o.FailOn, "fail-on", "must", "lowest requirement level that fails the run: must or should")
+	f.BoolVar(&o.AllContexts, "all-contexts", false, "run against every context of the kubeconfig, as --context a,b does against those it names: a report per context in --out DIR/CONTEXT, and a matrix of requirement by cluster on stdout")
 	return cmd
 }
 
@@ -83,6 +89,13 @@ func (o *CheckOptions) Run(ctx context.Context) error {
 	failOn := checks.Must
 	if o.FailOn == "should" {
 		failOn = checks.Should
+	}
+	names, err := o.contexts()
+	if err != nil {
+		return err
+	}
+	if names != nil {
+		return o.runContexts(ctx, names, failOn)
 	}
 	rep, err := o.RunFlags.Report(ctx, o.IDs, failOn, o.streams.ErrOut, o.now)
 	if err != nil {
