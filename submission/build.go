@@ -50,6 +50,10 @@ const (
 	// ActionVendor: aiconform cannot judge it; status stays empty and notes
 	// say what the vendor must add.
 	ActionVendor Action = "left for the vendor"
+	// ActionSuite: aiconform cannot judge it, and every testcase of another
+	// suite (--with-junit) mapped to it passed: Implemented, with those
+	// testcases as the evidence.
+	ActionSuite Action = "set from another suite"
 )
 
 // Template is a checklist template, or a PRODUCT.yaml being worked on, read
@@ -268,6 +272,14 @@ type BuildInput struct {
 	Metadata *Metadata
 	// Report is a sealed report; build renders it as it is.
 	Report *report.Report
+	// Suites are the JUnit XML of other test suites, copied into the
+	// submission and cited where their testcases map to a requirement and
+	// all passed. They need checklist 1.37 or later, the first to accept
+	// file://FILE#TestName evidence.
+	Suites []*Suite
+	// JUnitMap maps requirement ids to the suites' testcases explicitly;
+	// nil maps by the ids the testcase names hold.
+	JUnitMap *JUnitMap
 }
 
 // File is one file of a built submission, its name relative to the
@@ -326,6 +338,13 @@ type Package struct {
 	// Changed lists the files Write wrote: new, or different from what
 	// the directory held.
 	Changed []string
+	// SuiteEvidence is what the other suites said, one entry per
+	// requirement their testcases map to, in the template's order.
+	SuiteEvidence []*SuiteEvidence
+	// SuiteWarnings are facts about the other suites a reviewer will
+	// notice: map entries that matched nothing, failing testcases in a
+	// copied junit.xml.
+	SuiteWarnings []string
 	// TemplateWorkedOn is true when the template had entries filled in or
 	// its metadata set: a PRODUCT.yaml rather than the official template,
 	// so that comparing descriptions with it proves nothing.
@@ -356,6 +375,9 @@ func Build(in BuildInput) (*Package, error) {
 	t, rep := in.Template, in.Report
 	if t == nil || in.Metadata == nil || rep == nil {
 		return nil, errors.New("build: template, metadata and report are all needed")
+	}
+	if len(in.Suites) > 0 && !t.Checklist.FileEvidence {
+		return nil, fmt.Errorf("build: checklist %s does not accept test reports as evidence (file://FILE#TestName); the program accepts them from checklist 1.37", t.Checklist.Version)
 	}
 	p := &Package{Checklist: t.Checklist}
 	for k, v := range t.Product.Metadata {
@@ -447,6 +469,19 @@ func Build(in BuildInput) (*Package, error) {
 	}
 	p.Files = append(p.Files, File{ReportMarkdown, md.Bytes()}, File{ReportJSON, js.Bytes()}, File{JUnitName, junitBuf.Bytes()})
 
+	// The other suites, copied as they are: the program and lint read the
+	// same testcases build mapped.
+	suiteNames := suiteFileNames(in.Suites)
+	suiteEv, suiteWarns := mapSuites(t.ids(), in.Suites, suiteNames, in.JUnitMap)
+	p.SuiteWarnings = suiteWarns
+	for i, s := range in.Suites {
+		p.Files = append(p.Files, File{suiteNames[i], s.Data})
+		if failed := failingTests(s); len(failed) > 0 {
+			p.SuiteWarnings = append(p.SuiteWarnings, fmt.Sprintf("%s (copied from %s) holds %d failing testcase(s), %s: the program fails a submission whose cited junit.xml holds any, and lint says so",
+				suiteNames[i], s.Source, len(failed), strings.Join(firstN(failed, 5), ", ")))
+		}
+	}
+
 	// PRODUCT.yaml.
 	ed := newYAMLEditor(t.data, t.doc)
 	want := expectedProduct{metadata: map[string]string{}}
@@ -476,7 +511,12 @@ func Build(in BuildInput) (*Package, error) {
 		it := pl.item
 		out := BuiltItem{ID: it.ID, Level: pl.level, Category: pl.category}
 		filled := strings.TrimSpace(it.Status) != "" || len(it.Evidence) > 0 || strings.TrimSpace(it.Notes) != ""
-		ours := strings.TrimSpace(it.Status) == "" && len(it.Evidence) == 0 && strings.HasPrefix(it.Notes, VendorNotePrefix)
+		ours := strings.TrimSpace(it.Status) == "" && len(it.Evidence) == 0 && strings.HasPrefix(it.Notes, VendorNotePrefix) ||
+			strings.HasPrefix(it.Notes, suiteNotePrefix)
+		ev := suiteEv[it.ID]
+		if ev != nil {
+			p.SuiteEvidence = append(p.SuiteEvidence, ev)
+		}
 		if filled && !ours {
 			p.TemplateWorkedOn = true
 		}
@@ -496,22 +536,51 @@ func Build(in BuildInput) (*Package, error) {
 			}
 			final.Notes = judgedNote(rep, pl.cited, final.Evidence)
 			out.Detail = judgedDetail(pl.cited)
+			// aiconform's verdict stands; another suite's passing
+			// testcases are added beside its evidence, never over it.
+			if ev != nil {
+				if ev.Passed {
+					final.Evidence = append(final.Evidence, ev.Links...)
+					final.Notes += fmt.Sprintf(" Another suite's testcases, all passed: %s.", strings.Join(ev.Links, ", "))
+					out.Detail += fmt.Sprintf("; + %d passing testcase(s) of another suite", len(ev.Links))
+					ev.Used = fmt.Sprintf("%d passing testcase(s) added to the evidence beside aiconform's; the status is aiconform's, %s", len(ev.Links), final.Status)
+				} else {
+					ev.Used = fmt.Sprintf("not cited; the status is aiconform's, %s", final.Status)
+				}
+			}
 			set = []field{{"status", yamlQuote(final.Status)}, {"evidence", yamlFlowList(final.Evidence)}, {"notes", yamlQuote(final.Notes)}}
 		case filled && !ours:
 			out.Action = ActionKept
 			out.Detail = "the template's own entry"
+			if ev != nil {
+				ev.Used = "not cited: the template's own entry is kept as it is"
+			}
+		case ev != nil && ev.Passed:
+			out.Action = ActionSuite
+			final.Status = "Implemented"
+			final.Evidence = ev.Links
+			final.Notes = suiteNote(ev)
+			out.Detail = fmt.Sprintf("%d passing testcase(s)", len(ev.Links))
+			ev.Used = fmt.Sprintf("Implemented, from %d passing testcase(s); aiconform does not judge it", len(ev.Links))
+			set = []field{{"status", yamlQuote(final.Status)}, {"evidence", yamlFlowList(final.Evidence)}, {"notes", yamlQuote(final.Notes)}}
 		default:
 			out.Action = ActionVendor
+			if ev != nil {
+				ev.Used = "not cited; left for the vendor"
+			}
+			final.Status, final.Evidence = "", nil
 			final.Notes = vendorNote(t.Checklist, it.ID, pl.level, pl.missing)
 			if len(pl.missing) > 0 {
 				out.Detail = "the report did not judge " + strings.Join(pl.missing, ", ")
 			}
 			set = []field{{"notes", yamlQuote(final.Notes)}}
-			// Keys the template lacks are added empty, for the vendor to fill.
-			if k, _ := mapPair(pl.node, "status"); k == nil {
+			// Keys the template lacks are added empty, for the vendor to
+			// fill; so are the values an earlier build set from another
+			// suite that this build was not given or that no longer passes.
+			if k, _ := mapPair(pl.node, "status"); k == nil || it.Status != "" {
 				set = append(set, field{"status", `""`})
 			}
-			if k, _ := mapPair(pl.node, "evidence"); k == nil {
+			if k, _ := mapPair(pl.node, "evidence"); k == nil || len(it.Evidence) > 0 {
 				set = append(set, field{"evidence", "[]"})
 			}
 		}
@@ -842,8 +911,12 @@ func (p *Package) WriteSummary(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(&buf, "%d set by aiconform, %d kept from the template, %d left for the vendor (%d of them MUST)\n",
-		counts[ActionSet], counts[ActionKept], counts[ActionVendor], vendorMust)
+	fromSuite := ""
+	if counts[ActionSuite] > 0 {
+		fromSuite = fmt.Sprintf(", %d set from another suite", counts[ActionSuite])
+	}
+	fmt.Fprintf(&buf, "%d set by aiconform%s, %d kept from the template, %d left for the vendor (%d of them MUST)\n",
+		counts[ActionSet], fromSuite, counts[ActionKept], counts[ActionVendor], vendorMust)
 	byCarrier := map[string][]string{}
 	var keys []string
 	for _, s := range p.Skipped {

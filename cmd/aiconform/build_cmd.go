@@ -30,6 +30,10 @@ type SubmissionBuildOptions struct {
 	OutDir   string
 	Force    bool
 	From     string
+	// WithJUnit are the JUnit XML files of other suites whose passing
+	// testcases are evidence; JUnitMap maps their testcases explicitly.
+	WithJUnit []string
+	JUnitMap  string
 
 	streams genericiooptions.IOStreams
 	now     func() time.Time
@@ -56,6 +60,14 @@ from --from report.json) and writes DIR:
                     changes: ids, descriptions, levels, order and comments stay as they are.
   evidence/ID.md    the report's section for each requirement PRODUCT.yaml cites
   report.md, report.json, junit.xml   the report, as 'check --out' writes it
+  evidence/NAME/junit.xml   each --with-junit file, copied as it is
+
+--with-junit (checklist 1.37 on) takes the JUnit XML of another suite. A testcase whose
+name or classname holds a requirement id as a whole word maps to it; --junit-map maps
+explicitly and wins. Where all of a requirement's testcases passed, their
+file://evidence/NAME/junit.xml#TestName links are added beside aiconform's own evidence
+(its status stays aiconform's) or, where aiconform does not judge it, make it Implemented.
+A testcase that failed, errored or was skipped is never cited and is named on stderr.
 
 The junit.xml of a submission is parsed by the program and fails it if any test in it
 fails. So this one holds only the requirements PRODUCT.yaml cites, and when one operator
@@ -97,6 +109,8 @@ would reject it, which it will until the vendor adds what aiconform cannot judge
 	f.StringVar(&o.OutDir, "out", "", "the submission directory to write (vX.Y/<product> in the program's repository)")
 	f.BoolVar(&o.Force, "force", false, "write into a directory that is not empty; files build does not make are left alone")
 	f.StringVar(&o.From, "from", "", "take the results from this report.json of an earlier run instead of running the checks")
+	f.StringArrayVar(&o.WithJUnit, "with-junit", nil, "the JUnit XML of another test suite, copied in and cited where its testcases map to a requirement and all passed (repeatable; checklist 1.37 on)")
+	f.StringVar(&o.JUnitMap, "junit-map", "", "a YAML file mapping requirement ids to lists of testcase names or regular expressions of the --with-junit suites; it wins over mapping by name")
 	return cmd
 }
 
@@ -121,6 +135,9 @@ func (o *SubmissionBuildOptions) Validate(cmd *cobra.Command) error {
 			}
 		}
 	}
+	if o.JUnitMap != "" && len(o.WithJUnit) == 0 {
+		return usageErrorf("--junit-map maps the testcases of --with-junit files, and none is given")
+	}
 	return o.RunFlags.Validate()
 }
 
@@ -136,6 +153,10 @@ func (o *SubmissionBuildOptions) Run(ctx context.Context) error {
 	md, err := tpl.ReadMetadata(o.Metadata)
 	if err != nil {
 		return usageErrorf("--metadata: %v", err)
+	}
+	suites, jmap, err := o.readSuites(tpl)
+	if err != nil {
+		return err
 	}
 	if err := submission.CheckOutDir(o.OutDir, o.Force); err != nil {
 		return o.outDirError(err)
@@ -157,7 +178,7 @@ func (o *SubmissionBuildOptions) Run(ctx context.Context) error {
 		}
 		source = describeSource(rep.Run.Cluster)
 	}
-	pkg, err := submission.Build(submission.BuildInput{Template: tpl, Metadata: md, Report: rep})
+	pkg, err := submission.Build(submission.BuildInput{Template: tpl, Metadata: md, Report: rep, Suites: suites, JUnitMap: jmap})
 	if err != nil {
 		return err
 	}
@@ -174,6 +195,9 @@ func (o *SubmissionBuildOptions) Run(ctx context.Context) error {
 		fmt.Fprintf(o.streams.ErrOut, "%s: every file build makes was already there, unchanged\n", o.OutDir)
 	} else {
 		fmt.Fprintf(o.streams.ErrOut, "wrote %s: %s\n", o.OutDir, strings.Join(pkg.Changed, ", "))
+	}
+	if err := pkg.WriteSuiteSummary(o.streams.ErrOut); err != nil {
+		return err
 	}
 	if _, err := os.Stat(filepath.Join(o.OutDir, submission.ManifestName)); err == nil && len(pkg.Changed) > 0 {
 		fmt.Fprintf(out, "%s was signed before this build changed %s: sign the directory again\n", filepath.Join(o.OutDir, submission.ManifestName), strings.Join(pkg.Changed, ", "))
@@ -200,6 +224,33 @@ func (o *SubmissionBuildOptions) Run(ctx context.Context) error {
 		return &notMetError{msg: fmt.Sprintf("%s is not ready to submit: %d problem(s), %d MUST requirement(s) waiting for the vendor's evidence", o.OutDir, len(lint.Problems), vendorMust)}
 	}
 	return nil
+}
+
+// readSuites reads --with-junit and --junit-map before anything is run or
+// written: a wrong file or an id the template lacks is a usage error.
+func (o *SubmissionBuildOptions) readSuites(tpl *submission.Template) ([]*submission.Suite, *submission.JUnitMap, error) {
+	if len(o.WithJUnit) == 0 {
+		return nil, nil, nil
+	}
+	if !tpl.Checklist.FileEvidence {
+		return nil, nil, usageErrorf("--with-junit: checklist %s does not accept test reports as evidence (file://FILE#TestName); the program accepts them from checklist 1.37", tpl.Checklist.Version)
+	}
+	var suites []*submission.Suite
+	for _, f := range o.WithJUnit {
+		s, err := submission.ReadSuite(f)
+		if err != nil {
+			return nil, nil, usageErrorf("--with-junit: %v", err)
+		}
+		suites = append(suites, s)
+	}
+	if o.JUnitMap == "" {
+		return suites, nil, nil
+	}
+	m, err := tpl.ReadJUnitMap(o.JUnitMap)
+	if err != nil {
+		return nil, nil, usageErrorf("--junit-map: %v", err)
+	}
+	return suites, m, nil
 }
 
 func (o *SubmissionBuildOptions) outDirError(err error) error {

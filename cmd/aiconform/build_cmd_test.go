@@ -445,3 +445,97 @@ func TestSubmissionBuildFlags(t *testing.T) {
 	assert.Equal(t, "demo", got.Fixture)
 	assert.Empty(t, got.From)
 }
+
+// TestSubmissionBuildWithJUnit: --with-junit is repeatable, each file is
+// copied and cited where its testcases all passed, and a failing one is
+// named on stderr while the requirement stays as it was.
+func TestSubmissionBuildWithJUnit(t *testing.T) {
+	tpl := templateFile(t, "1.37")
+	md := writeMetadata(t, "1.37")
+	e2e := writeFile(t, "e2e.xml", `<testsuites><testsuite name="e2e">
+  <testcase name="[sig-ai] robust_controller reconciles a fresh CR" classname="e2e"/>
+  <testcase name="TestAllOrNothing" classname="e2e.gang"/>
+</testsuite></testsuites>`)
+	vendor := writeFile(t, "vendor.xml", `<testsuite name="vendor">
+  <testcase name="pod_autoscaling scales down" classname="vendor"><failure message="replicas stayed at 3"/></testcase>
+  <testcase name="TestDriverVersions" classname="vendor.driver_runtime_management"/>
+</testsuite>`)
+	jmap := writeFile(t, "map.yaml", "gang_scheduling: [TestAllOrNothing]\n")
+	dir := filepath.Join(t.TempDir(), "v1.37", "acme")
+	code, out, stderr := run(t, "submission", "build", "--from", handMadeReportFile(t, "kuberay-carries"), "--template", tpl, "--metadata", md, "--out", dir,
+		"--with-junit", e2e, "--with-junit", vendor, "--junit-map", jmap)
+	require.Equal(t, exitNotMet, code, "the MUSTs aiconform cannot judge are still open\nstdout:\n%s\nstderr:\n%s", out, stderr)
+
+	assert.Equal(t, readString(t, e2e), readString(t, filepath.Join(dir, "evidence", "e2e", "junit.xml")))
+	assert.Equal(t, readString(t, vendor), readString(t, filepath.Join(dir, "evidence", "vendor", "junit.xml")))
+
+	rc := productItem(t, dir, "robust_controller")
+	assert.Equal(t, "Implemented", rc.Status)
+	assert.Equal(t, []string{"evidence/robust_controller.md", "file://junit.xml#robust_controller",
+		"file://evidence/e2e/junit.xml#[sig-ai] robust_controller reconciles a fresh CR"}, rc.Evidence)
+	gang := productItem(t, dir, "gang_scheduling")
+	assert.Equal(t, "Implemented", gang.Status)
+	assert.Equal(t, []string{"file://evidence/e2e/junit.xml#TestAllOrNothing"}, gang.Evidence)
+	drm := productItem(t, dir, "driver_runtime_management")
+	assert.Equal(t, "Implemented", drm.Status)
+	assert.Equal(t, []string{"file://evidence/vendor/junit.xml#TestDriverVersions"}, drm.Evidence)
+	pa := productItem(t, dir, "pod_autoscaling")
+	assert.Empty(t, pa.Status)
+	assert.Empty(t, pa.Evidence)
+
+	assert.Contains(t, stderr, "--with-junit: pod_autoscaling: not all its testcases passed, pod_autoscaling scales down (failed) in "+vendor+"; not cited; left for the vendor\n")
+	assert.Contains(t, stderr, "warning: evidence/vendor/junit.xml (copied from "+vendor+") holds 1 failing testcase(s), pod_autoscaling scales down")
+	assert.Contains(t, out, "gang_scheduling")
+	assert.Contains(t, out, "set from another suite: 1 passing testcase(s)")
+	// The vendor file holds a failing testcase, which the program counts
+	// against every claim that cites it; lint says so.
+	assert.Contains(t, out, "evidence/vendor/junit.xml: driver_runtime_management: evidence-failing-tests: 1 failing test(s): pod_autoscaling scales down")
+}
+
+func TestSubmissionBuildWithJUnitRefuses(t *testing.T) {
+	tpl := templateFile(t, "1.37")
+	md := writeMetadata(t, "1.37")
+	from := handMadeReportFile(t, "kuberay-carries")
+	suite := writeFile(t, "e2e.xml", `<testsuite><testcase name="TestAllOrNothing"/></testsuite>`)
+	typo := writeFile(t, "map.yaml", "gang_schedulng: [TestAllOrNothing]\n")
+	notAList := writeFile(t, "map.yaml", "gang_scheduling: TestAllOrNothing\n")
+	badYAML := writeFile(t, "map.yaml", "gang_scheduling: [\n")
+	empty := writeFile(t, "empty.xml", `<testsuites/>`)
+	base := func(more ...string) []string {
+		return append([]string{"submission", "build", "--from", from, "--template", tpl, "--metadata", md, "--out", t.TempDir()}, more...)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown id", base("--with-junit", suite, "--junit-map", typo), `--junit-map: ` + typo + `: "gang_schedulng" is not a requirement of checklist 1.37 (did you mean "gang_scheduling"?)`},
+		{"not a list", base("--with-junit", suite, "--junit-map", notAList), "gang_scheduling: want a list of testcase names or regular expressions"},
+		{"bad map YAML", base("--with-junit", suite, "--junit-map", badYAML), "--junit-map: " + badYAML},
+		{"missing map", base("--with-junit", suite, "--junit-map", "nope.yaml"), "--junit-map: open nope.yaml"},
+		{"map without suite", base("--junit-map", typo), "--junit-map maps the testcases of --with-junit files, and none is given"},
+		{"missing suite", base("--with-junit", "nope.xml"), "--with-junit: open nope.xml"},
+		{"no testcase", base("--with-junit", empty), "no <testcase> in any <testsuite>"},
+		{"before 1.37", []string{"submission", "build", "--from", from, "--template", templateFile(t, "1.36"), "--metadata", writeMetadata(t, "1.36"), "--out", t.TempDir(), "--with-junit", suite},
+			"--with-junit: checklist 1.36 does not accept test reports as evidence"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, stderr := run(t, tt.args...)
+			assert.Equal(t, exitUsage, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
+			assert.Contains(t, stderr, tt.want)
+		})
+	}
+}
+
+func TestSubmissionBuildWithJUnitFlags(t *testing.T) {
+	var got *SubmissionBuildOptions
+	streams := genericiooptions.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
+	cmd := NewCmdSubmissionBuild(streams, fixedClock, func(o *SubmissionBuildOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"--template", "t.yaml", "--metadata", "m.yaml", "--out", "d", "--from", "r.json",
+		"--with-junit", "a.xml", "--with-junit", "b,c.xml", "--junit-map", "map.yaml"})
+	require.NoError(t, cmd.Execute())
+	require.NotNil(t, got)
+	assert.Equal(t, []string{"a.xml", "b,c.xml"}, got.WithJUnit, "repeatable, and a comma stays in a file name")
+	assert.Equal(t, "map.yaml", got.JUnitMap)
+}
