@@ -10,5 +10,5 @@ import (
 
 func main() {
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
-	os.Exit(Run(os.Args[1:], streams))
+	os.Exit(Run(os.Args[0], os.Args[1:], streams))
 }

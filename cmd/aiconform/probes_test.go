@@ -102,7 +102,7 @@ func TestInterruptedIsExit130(t *testing.T) {
 	cancel()
 	var out, errOut bytes.Buffer
 	streams := genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
-	code := runContext(ctx, []string{"check", "all", "--kubeconfig", "testdata/unreachable.kubeconfig"}, streams, fixedClock)
+	code := runContext(ctx, false, []string{"check", "all", "--kubeconfig", "testdata/unreachable.kubeconfig"}, streams, fixedClock)
 	assert.Equal(t, exitInterrupted, code, errOut.String())
 	assert.Contains(t, errOut.String(), "interrupted")
 }

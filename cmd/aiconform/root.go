@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -51,22 +53,52 @@ func usageErrorf(format string, args ...any) error {
 }
 
 // Run executes the command line and returns the exit code; main's os.Exit
-// is the only exit.
-func Run(args []string, streams genericiooptions.IOStreams) int {
+// is the only exit. arg0 is the name the binary was run by: as
+// kubectl-aiconform, kubectl runs it as its plugin `kubectl aiconform`, and
+// its help says so.
+func Run(arg0 string, args []string, streams genericiooptions.IOStreams) int {
 	// SIGINT and SIGTERM cancel the run's context, so that probes delete
 	// what they made before the process ends; they stay caught until
 	// then, so a second Ctrl-C does not cut the cleanup short.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return runContext(ctx, args, streams, time.Now)
+	return runContext(ctx, isPlugin(arg0), args, streams, time.Now)
 }
 
 func runWithClock(args []string, streams genericiooptions.IOStreams, now func() time.Time) int {
-	return runContext(context.Background(), args, streams, now)
+	return runContext(context.Background(), false, args, streams, now)
 }
 
-func runContext(ctx context.Context, args []string, streams genericiooptions.IOStreams, now func() time.Time) int {
+// pluginName is the binary's name as a kubectl plugin: kubectl finds
+// kubectl-NAME on PATH and runs it for `kubectl NAME`.
+const pluginName = "kubectl-aiconform"
+
+func isPlugin(arg0 string) bool {
+	return strings.TrimSuffix(filepath.Base(arg0), ".exe") == pluginName
+}
+
+// asPlugin makes the help of every command read as kubectl's: usage lines
+// and examples say `kubectl aiconform`.
+func asPlugin(root *cobra.Command) {
+	if root.Annotations == nil {
+		root.Annotations = map[string]string{}
+	}
+	root.Annotations[cobra.CommandDisplayNameAnnotation] = "kubectl aiconform"
+	var walk func(*cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.Example = strings.ReplaceAll(c.Example, "  aiconform ", "  kubectl aiconform ")
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+}
+
+func runContext(ctx context.Context, plugin bool, args []string, streams genericiooptions.IOStreams, now func() time.Time) int {
 	root := NewRootCmd(streams, now)
+	if plugin {
+		asPlugin(root)
+	}
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err == nil {

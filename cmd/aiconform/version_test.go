@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"runtime"
 	"strings"
@@ -8,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
 
 // TestVersion: the text and the JSON say the same, and the catalog digest
@@ -42,4 +45,26 @@ func TestVersion(t *testing.T) {
 	code, _, errOut = run(t, "version", "-o", "yaml")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, "--output must be json")
+}
+
+// Run as kubectl-aiconform, the binary is kubectl's plugin: its help and
+// examples say `kubectl aiconform`; under its own name they do not.
+func TestKubectlPlugin(t *testing.T) {
+	assert.True(t, isPlugin("/usr/local/bin/kubectl-aiconform"))
+	assert.True(t, isPlugin("kubectl-aiconform.exe"), "the Windows binary")
+	assert.False(t, isPlugin("/usr/local/bin/aiconform"))
+
+	help := func(plugin bool, args ...string) string {
+		var out, errOut bytes.Buffer
+		streams := genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
+		require.Equal(t, 0, runContext(context.Background(), plugin, args, streams, fixedClock), errOut.String())
+		return out.String()
+	}
+	got := help(true, "check", "--help")
+	assert.Contains(t, got, "kubectl aiconform check all | ID... [flags]")
+	assert.Contains(t, got, "  kubectl aiconform check all --out r/")
+	assert.NotContains(t, got, "\n  aiconform ")
+	got = help(false, "check", "--help")
+	assert.Contains(t, got, "  aiconform check all --out r/")
+	assert.NotContains(t, got, "kubectl aiconform")
 }
