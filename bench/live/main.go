@@ -55,6 +55,8 @@ import (
 	"github.com/aiconform/aiconform/fixtures/scenarios"
 	"github.com/aiconform/aiconform/report"
 	"github.com/aiconform/aiconform/rig"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -193,7 +195,7 @@ func run() (err error) {
 	}
 	step("Prometheus scrapes the %d DCGM Exporter pods", len(objs.Metrics))
 
-	m := &measurer{root: root, kubeconfig: c.Kubeconfig(), home: filepath.Join(tmp, "home"), step: step, apiserver: c.PIDs()["kube-apiserver"],
+	m := &measurer{root: root, kubeconfig: c.Kubeconfig(), home: filepath.Join(tmp, "home"), step: step, apiserver: c.PIDs()["kube-apiserver"], kube: kube,
 		renew: func(ctx context.Context) error { return renewLeases(ctx, kube) }}
 	if err := os.MkdirAll(m.home, 0o755); err != nil {
 		return err
@@ -652,6 +654,9 @@ type measurer struct {
 	step                   func(string, ...any)
 	// apiserver is kube-apiserver's PID, for its CPU time.
 	apiserver int
+	// kube reads the API server's own metrics, for the requests a run
+	// made.
+	kube kubernetes.Interface
 	// renew stands in for the controllers this cluster has no process
 	// of: their leader Leases are renewed before each measured check, as
 	// a running controller keeps them.
@@ -697,6 +702,7 @@ func (m *measurer) all(ctx context.Context, runs int, aiconform, reportDir strin
 		return err
 	}
 	var podsA, nine, ours, rc []sample
+	var requests map[string]int
 	for r := 1; r <= runs; r++ {
 		s, err := m.time(ctx, io.Discard, kubectl, "get", "pods", "-A")
 		if err != nil {
@@ -723,6 +729,10 @@ func (m *measurer) all(ctx context.Context, runs int, aiconform, reportDir strin
 			return err
 		}
 		var out bytes.Buffer
+		before, err := requestCounts(ctx, m.kube)
+		if err != nil {
+			return err
+		}
 		// Exit 1 is a run that finished: on a cluster like this one, the
 		// MUSTs only a probe shows are not met without --probe.
 		s, err = m.timeExit(ctx, &out, 1, aiconform, "check", "all", "--out", fmt.Sprintf("%s-%d", reportDir, r))
@@ -731,6 +741,13 @@ func (m *measurer) all(ctx context.Context, runs int, aiconform, reportDir strin
 		}
 		if err != nil {
 			return fmt.Errorf("%w\n%s", err, out.String())
+		}
+		if r == 1 {
+			after, err := requestCounts(ctx, m.kube)
+			if err != nil {
+				return err
+			}
+			requests = diffCounts(before, after)
 		}
 		ours = append(ours, s)
 		m.step("run %d: aiconform check all: %s, %d MiB", r, s.wall.Round(10*time.Millisecond), s.rssKB/1024)
@@ -781,6 +798,7 @@ func (m *measurer) all(ctx context.Context, runs int, aiconform, reportDir strin
 	if err := w.Flush(); err != nil {
 		return err
 	}
+	printRequests(requests)
 	// The scale budget, as ratios of the same run's figures: the nine
 	// calls are what a person does by hand today.
 	nineWall, _ := summary(nine)
@@ -894,6 +912,78 @@ func maxRSS(statsFile string) (int64, error) {
 		}
 	}
 	return 0, errors.New("no maximum resident set size in the output of /usr/bin/time -v")
+}
+
+// requestCounts reads kube-apiserver's apiserver_request_total, summed
+// by verb and resource ("LIST pods", "GET pods/proxy"): the requests the
+// server answered so far, from every client.
+func requestCounts(ctx context.Context, kube kubernetes.Interface) (map[string]float64, error) {
+	body, err := kube.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read the API server's metrics: %w", err)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("parse the API server's metrics: %w", err)
+	}
+	out := map[string]float64{}
+	f, ok := families["apiserver_request_total"]
+	if !ok {
+		return nil, errors.New("the API server's metrics have no apiserver_request_total")
+	}
+	for _, m := range f.GetMetric() {
+		l := map[string]string{}
+		for _, p := range m.GetLabel() {
+			l[p.GetName()] = p.GetValue()
+		}
+		what := l["resource"]
+		if l["subresource"] != "" {
+			what += "/" + l["subresource"]
+		}
+		if l["group"] != "" {
+			what += "." + l["group"]
+		}
+		out[l["verb"]+" "+what] += m.GetCounter().GetValue()
+	}
+	return out, nil
+}
+
+// diffCounts is what after counted beyond before.
+func diffCounts(before, after map[string]float64) map[string]int {
+	out := map[string]int{}
+	for k, v := range after {
+		if d := int(v - before[k]); d > 0 {
+			out[k] = d
+		}
+	}
+	return out
+}
+
+// printRequests prints the requests of one check all run by verb and
+// resource, the most first. They are every client's: while a run is
+// measured only Prometheus also talks to the server, through watches
+// opened before it.
+func printRequests(counts map[string]int) {
+	if len(counts) == 0 {
+		return
+	}
+	keys := make([]string, 0, len(counts))
+	total := 0
+	for k, n := range counts {
+		keys = append(keys, k)
+		total += n
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if counts[keys[i]] != counts[keys[j]] {
+			return counts[keys[i]] > counts[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	fmt.Printf("requests of the first check all run, %d in all, by verb and resource:\n", total)
+	for _, k := range keys {
+		fmt.Printf("  %6d  %s\n", counts[k], k)
+	}
 }
 
 // cpuTime is a process's user and system time so far, from
