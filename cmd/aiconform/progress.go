@@ -33,9 +33,12 @@ type progress struct {
 	running     []runningCheck
 	step        string
 	drawn       bool
-	stop        chan struct{}
-	stopped     sync.WaitGroup
-	closeOnce   sync.Once
+	// closed: a probe check left running past its deadline may still
+	// write after the run; the erased line stays erased.
+	closed    bool
+	stop      chan struct{}
+	stopped   sync.WaitGroup
+	closeOnce sync.Once
 }
 
 type runningCheck struct {
@@ -103,7 +106,10 @@ func (p *progress) Finished(done, total int, r checks.Result) {
 	if i := slices.Index(p.running, c); i >= 0 {
 		p.running = slices.Delete(p.running, i, i+1)
 	}
-	if p.live {
+	switch {
+	case p.closed:
+		return
+	case p.live:
 		p.draw()
 		return
 	}
@@ -115,7 +121,10 @@ func (p *progress) Step(step string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.step = step
-	if p.live {
+	switch {
+	case p.closed:
+		return
+	case p.live:
 		p.draw()
 		return
 	}
@@ -123,20 +132,21 @@ func (p *progress) Step(step string) {
 }
 
 // Close stops the redrawing and erases the line, so that what the run
-// prints next starts on a clean line. A second call does nothing.
+// prints next starts on a clean line; nothing is written after it. A
+// second call does nothing.
 func (p *progress) Close() {
-	if !p.live {
-		return
-	}
 	p.closeOnce.Do(func() {
-		close(p.stop)
-		p.stopped.Wait()
+		if p.live {
+			close(p.stop)
+			p.stopped.Wait()
+		}
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		if p.drawn {
 			fmt.Fprint(p.w, "\r\x1b[K")
 			p.drawn = false
 		}
+		p.closed = true
 	})
 }
 
@@ -146,6 +156,9 @@ func (p *progress) elapsed() string {
 
 // draw writes the line over the last one. Callers hold mu.
 func (p *progress) draw() {
+	if p.closed {
+		return
+	}
 	line := p.line()
 	if p.width > 1 && len([]rune(line)) >= p.width {
 		line = string([]rune(line)[:p.width-2]) + "…"

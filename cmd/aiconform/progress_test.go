@@ -35,7 +35,8 @@ func TestProgressLine(t *testing.T) {
 	out.Reset()
 	p.Close()
 	p.Close()
-	assert.Equal(t, "\r\x1b[K", out.String(), "the line erased once")
+	p.Step("delete pods/late")
+	assert.Equal(t, "\r\x1b[K", out.String(), "the line erased once, and not drawn again")
 }
 
 // Where stderr is not a terminal, --progress writes a line per finished
@@ -48,7 +49,8 @@ func TestProgressLog(t *testing.T) {
 	p.Step("delete pods/x")
 	p.Finished(1, 2, checks.Result{Check: checks.Meta{ID: "gpu-allocatable"}, Status: checks.Fail})
 	p.Close()
-	assert.Equal(t, "[0/2] 0s probe: delete pods/x\n[1/2] 0s gpu-allocatable: fail\n", out.String())
+	p.Step("delete pods/late")
+	assert.Equal(t, "[0/2] 0s probe: delete pods/x\n[1/2] 0s gpu-allocatable: fail\n", out.String(), "nothing after Close")
 }
 
 // A run writes progress to a stderr that is not a terminal only with
