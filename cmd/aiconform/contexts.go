@@ -109,6 +109,9 @@ type clusterRun struct {
 // The exit code is the worst of the clusters': 1 when one is not met or
 // could not be judged, 3 only when none could be reached.
 func (o *CheckOptions) runContexts(ctx context.Context, names []string, failOn checks.Level) error {
+	if o.Fixture != "" {
+		return usageErrorf("--fixture is a recording of one cluster; it takes no contexts (%s)", strings.Join(names, ", "))
+	}
 	if o.OutDir == "" {
 		return usageErrorf("%d contexts make %d reports: name their directory with --out DIR (one DIR/CONTEXT each)", len(names), len(names))
 	}

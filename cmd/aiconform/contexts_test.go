@@ -59,6 +59,7 @@ func TestContextsUsage(t *testing.T) {
 		{"both selections", []string{"--context", "staging", "--all-contexts", "--out", "x"}, "--all-contexts and --context both say which clusters"},
 		{"empty name", []string{"--context", "staging,,b", "--out", "x"}, `an empty context name`},
 		{"named twice", []string{"--context", "staging,staging", "--out", "x"}, "staging is named twice"},
+		{"a recording", []string{"--context", "staging," + eksContext, "--out", "x", "--fixture", "demo"}, "--fixture is a recording of one cluster; it takes no contexts"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			code, _, stderr := run(t, append([]string{"check", "all", "--kubeconfig", kc}, tt.args...)...)
