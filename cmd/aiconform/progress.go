@@ -56,9 +56,9 @@ func (c runningCheck) String() string {
 // terminal, a line per event when it is not.
 func newProgress(w io.Writer, now func() time.Time) *progress {
 	p := &progress{w: w, now: now, started: now(), stop: make(chan struct{})}
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+	if isTerminal(w) {
 		p.live = true
-		if cols, _, err := term.GetSize(int(f.Fd())); err == nil {
+		if cols, _, err := term.GetSize(int(w.(*os.File).Fd())); err == nil {
 			p.width = cols
 		}
 		p.stopped.Add(1)
