@@ -98,7 +98,10 @@ func GPUPlugin(devices string) *appsv1.DaemonSet {
 }
 
 // startGPUPlugin creates the DaemonSet (once for all real nodes) and waits
-// until node advertises its GPUs.
+// until node advertises its GPUs and carries no taint but its own. The node
+// lifecycle controller lifts its not-ready taint some time after the node
+// reports Ready (the plugin's pods tolerate it): until then no pod of a
+// test could be scheduled there, and a probe rightly finds no GPU to use.
 func startGPUPlugin(ctx context.Context, cs kubernetes.Interface, devices, node string, watched []*process) error {
 	ds := GPUPlugin(devices)
 	if _, err := cs.AppsV1().DaemonSets(ds.Namespace).Create(ctx, ds, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -108,7 +111,7 @@ func startGPUPlugin(ctx context.Context, cs kubernetes.Interface, devices, node 
 	for {
 		n, err := cs.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
 		if err == nil {
-			if got, ok := n.Status.Allocatable[GPUResource]; ok && got.Cmp(*want) == 0 {
+			if got, ok := n.Status.Allocatable[GPUResource]; ok && got.Cmp(*want) == 0 && onlyOwnTaint(n) {
 				return nil
 			}
 		}
@@ -116,4 +119,15 @@ func startGPUPlugin(ctx context.Context, cs kubernetes.Interface, devices, node 
 			return fmt.Errorf("%s advertising %d %s: %w", node, RealNodeGPUs, GPUResource, err)
 		}
 	}
+}
+
+// onlyOwnTaint says whether n carries no taint but the one the rig
+// registers its real nodes with.
+func onlyOwnTaint(n *corev1.Node) bool {
+	for _, t := range n.Spec.Taints {
+		if t.Key != RealNodeTaint.Key {
+			return false
+		}
+	}
+	return true
 }
