@@ -2,10 +2,10 @@
 
 GO ?= go
 
-.PHONY: help build test demo vet docs fixtures bench clean
+.PHONY: help build test demo vet docs fixtures bench clean release-snapshot
 
 help: ## list the targets
-	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 16
+	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 20
 
 # -buildvcs=auto stamps the commit `aiconform version` prints, even where
 # GOFLAGS turns stamping off; outside a git checkout it stamps nothing.
@@ -31,7 +31,12 @@ fixtures: tools ## re-record fixtures/*.yaml from a real API server (needs `make
 bench: ## benchmarks: `check all` over a 2,000-node, 50,000-pod recording
 	$(GO) test -run '^$$' -bench . -benchmem ./bench/
 
+# tools/release: a module of its own (krew's and cyclonedx-gomod's
+# dependencies are not the main module's); see docs/release.md.
+release-snapshot: ## build a reproducible snapshot release into dist/: archives, SBOMs, checksums, OCI image, krew manifest
+	cd tools/release && $(GO) run . -root $(CURDIR) -out $(CURDIR)/dist
+
 clean: ## remove built binaries' outputs (not the rig's binaries)
-	rm -rf bin/aiconform demo-report
+	rm -rf bin/aiconform demo-report dist
 
 include rig.mk
