@@ -54,7 +54,7 @@ func assertHealthy(t *testing.T, r Run) {
 			assert.Equal(t, checks.Skip, res.Status, "%s %s: %s", res.Check.ID, res.Operator, res.Reason)
 		}
 	}
-	assert.Len(t, seen, 41, "six read-only checks for each of three operators, Kueue's two gang checks, and the twenty-one cluster-wide read-only checks: %v", seen)
+	assert.Len(t, seen, 47, "six read-only checks for each of three operators, Kueue's two gang checks, and the twenty-seven cluster-wide read-only checks: %v", seen)
 	for _, v := range r.Verdicts {
 		if v.Requirement.ID == "gpu_sharing" || v.Requirement.ID == "virtualized_accelerator" {
 			assert.Equal(t, checks.NotImplemented, v.Status, v.Conclusion)
@@ -75,7 +75,7 @@ func assertHealthy(t *testing.T, r Run) {
 func TestCheckAllReadsEachQueryOnce(t *testing.T) {
 	objs := production(t)
 	require.Len(t, objs.Nodes, 2000)
-	require.Len(t, objs.Pods, 50000+8, "the bulk and the operators' eight pods")
+	require.Len(t, objs.Pods, 50000+11, "the bulk and the operators' eleven pods")
 	names := map[string]bool{}
 	for _, p := range objs.Pods {
 		key := p.Namespace + "/" + p.Name
@@ -133,12 +133,13 @@ func TestSourceFilters(t *testing.T) {
 		require.NoError(t, err, q.String())
 		return len(objs)
 	}
-	assert.Equal(t, Production.PodsPerNode+1, list(cluster.Query{Resource: cluster.Pods, FieldSelector: "spec.nodeName=gpu-node-0001"}), "its pods and the Ray worker")
+	assert.Equal(t, Production.PodsPerNode+3, list(cluster.Query{Resource: cluster.Pods, FieldSelector: "spec.nodeName=gpu-node-0001"}), "its pods, the Ray worker and llm-d's prefill and decode servers")
 	assert.Equal(t, 1, list(cluster.Query{Resource: cluster.Pods, Namespace: "kserve", LabelSelector: "control-plane=kserve-controller-manager"}))
 	assert.Equal(t, 1, list(cluster.Query{Resource: cluster.Pods, LabelSelector: "serving.kserve.io/inferenceservice"}))
 	assert.Equal(t, 2, list(cluster.Query{Resource: cluster.Pods, LabelSelector: "ray.io/cluster"}))
 	assert.Equal(t, 1, list(cluster.Query{Resource: cluster.Nodes, FieldSelector: "metadata.name=cpu-node-1500"}))
-	assert.Equal(t, 0, list(cluster.Query{Resource: cluster.Pods, Namespace: "models", FieldSelector: "spec.nodeName=gpu-node-0001"}))
+	assert.Equal(t, 2, list(cluster.Query{Resource: cluster.Pods, Namespace: "models", FieldSelector: "spec.nodeName=gpu-node-0001"}), "llm-d's prefill and decode servers")
+	assert.Equal(t, 0, list(cluster.Query{Resource: cluster.Pods, Namespace: "kserve", FieldSelector: "spec.nodeName=gpu-node-0001"}))
 
 	_, _, err := src.List(ctx, cluster.Query{Resource: cluster.Pods, FieldSelector: "spec.containers=x"})
 	assert.ErrorContains(t, err, "field label not supported")
@@ -286,5 +287,5 @@ func ExampleSource() {
 	src := NewSource(objs)
 	pods, _, _ := src.List(context.Background(), cluster.Query{Resource: cluster.Pods, FieldSelector: "spec.nodeName=gpu-node-0001"})
 	fmt.Println(len(pods), "pods on gpu-node-0001")
-	// Output: 7 pods on gpu-node-0001
+	// Output: 9 pods on gpu-node-0001
 }

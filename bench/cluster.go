@@ -68,7 +68,8 @@ type Objects struct {
 	// APIServices are the aggregator's registrations, unstructured as
 	// aiconform reads them.
 	APIServices []*unstructured.Unstructured
-	// NVIDIA's DRA driver: its class, a slice per GPU node, and claims.
+	// NVIDIA's DRA driver: its class, a slice per GPU node, and claims;
+	// DRANET's class and a slice of two NICs per GPU node.
 	DeviceClasses  []*resourcev1.DeviceClass
 	ResourceSlices []*resourcev1.ResourceSlice
 	ResourceClaims []*resourcev1.ResourceClaim
@@ -316,6 +317,7 @@ func Workload(size Size, now time.Time) *Objects {
 		apiService("v1.resource.k8s.io", "", ""),
 	}
 	g.dra(objs, nodes[:gpuNodes], appNS[0])
+	g.dranet(objs, nodes[:gpuNodes])
 	objs.RuntimeClasses = []*nodev1.RuntimeClass{{ObjectMeta: metav1.ObjectMeta{Name: "gvisor", UID: uid("RuntimeClass", "", "gvisor"), CreationTimestamp: g.ago(300 * 24 * time.Hour)}, Handler: "runsc"}}
 	objs.sort()
 	return objs
@@ -369,6 +371,24 @@ func (g *gen) dra(objs *Objects, gpuNodes []*corev1.Node, ns string) {
 				ReservedFor: []resourcev1.ResourceClaimConsumerReference{{Resource: "pods", Name: pod, UID: uid("Pod", ns, pod)}},
 			},
 		})
+	}
+}
+
+// dranet adds what DRANET publishes on every GPU node, as the "demo"
+// scenario writes it for its own: rig.DRANETSlice, the node's two RDMA
+// NICs, and the DeviceClass of them.
+func (g *gen) dranet(objs *Objects, gpuNodes []*corev1.Node) {
+	if len(gpuNodes) == 0 {
+		return
+	}
+	class := rig.DRANETClass()
+	class.UID, class.CreationTimestamp = uid("DeviceClass", "", class.Name), g.ago(200*24*time.Hour)
+	objs.DeviceClasses = append(objs.DeviceClasses, class)
+	for _, n := range gpuNodes {
+		sl := rig.DRANETSlice(n.Name)
+		sl.Name += "-" + suffix(n.Name+rig.DRANETDriver)
+		sl.UID, sl.CreationTimestamp = uid("ResourceSlice", "", sl.Name), n.CreationTimestamp
+		objs.ResourceSlices = append(objs.ResourceSlices, sl)
 	}
 }
 

@@ -27,9 +27,12 @@ import (
 // and conditions; no schema), controller Deployments with their pods,
 // webhook configurations with a real CA bundle, the webhook Services'
 // EndpointSlices, and an InferenceService and a RayCluster reconciled into
-// their children, and Kueue's queues with a gang of two pods admitted
-// whole. The controllers, the predictor, the Ray head and the gang run on
-// cpuNode, the Ray worker (one GPU) on gpuNode.
+// their children, Kueue's queues with a gang of two pods admitted whole,
+// the Gateway API with its Inference Extension routing to an llm-d model
+// served disaggregated, and Multus with one secondary network. The
+// controllers, the predictor, the Ray head, the gang and the endpoint
+// picker run on cpuNode, the Ray worker and llm-d's prefill and decode
+// servers (one GPU each) on gpuNode.
 func Operators(now time.Time, cpuNode, gpuNode *corev1.Node) (*Objects, error) {
 	o := &Objects{}
 	g := &gen{now: now}
@@ -158,6 +161,8 @@ func Operators(now time.Time, cpuNode, gpuNode *corev1.Node) (*Objects, error) {
 
 	o.kueue(g, cpuNode)
 	o.gateway(g, installed)
+	o.inferenceExtension(g, installed, cpuNode, gpuNode)
+	o.multus(g, installed)
 	if err := o.webhooks(g); err != nil {
 		return nil, err
 	}
@@ -169,7 +174,7 @@ func Operators(now time.Time, cpuNode, gpuNode *corev1.Node) (*Objects, error) {
 // wrote of its class, a gateway and the model's route, split 80/20 on a
 // header match.
 func (o *Objects) gateway(g *gen, installed metav1.Time) {
-	const group, controller = "gateway.networking.k8s.io", "gateway.envoyproxy.io/gatewayclass-controller"
+	const group, controller = gatewayGroup, gatewayController
 	for _, c := range []struct {
 		plural, kind string
 		scope        apiextensionsv1.ResourceScope
@@ -178,18 +183,9 @@ func (o *Objects) gateway(g *gen, installed metav1.Time) {
 		crd.Annotations = map[string]string{group + "/bundle-version": "v1.6.3", group + "/channel": "standard"}
 		o.CRDs = append(o.CRDs, crd)
 	}
-	accepted := func(t string) map[string]any {
-		c := g.cond(t, "True", t)
-		c["observedGeneration"], c["message"] = int64(1), ""
-		return c
-	}
+	accepted := g.gatewayCond
 	gvr := func(resource string) schema.GroupVersionResource {
 		return schema.GroupVersionResource{Group: group, Version: "v1", Resource: resource}
-	}
-	withoutGeneration := func(u *unstructured.Unstructured) *unstructured.Unstructured {
-		// The Gateway API keeps the generation per condition.
-		unstructured.RemoveNestedField(u.Object, "status", "observedGeneration")
-		return u
 	}
 	parent := map[string]any{"name": "inference-gateway"}
 	o.CustomResources = append(o.CustomResources,
@@ -209,6 +205,113 @@ func (o *Objects) gateway(g *gen, installed metav1.Time) {
 			map[string]any{"parents": []any{map[string]any{"parentRef": parent, "controllerName": controller,
 				"conditions": []any{accepted("Accepted"), accepted("ResolvedRefs")}}}}))},
 	)
+}
+
+// The Gateway API's group, and the controller of Envoy Gateway's class,
+// which writes the statuses of its gateway, routes and InferencePools.
+const (
+	gatewayGroup      = "gateway.networking.k8s.io"
+	gatewayController = "gateway.envoyproxy.io/gatewayclass-controller"
+)
+
+// gatewayCond is a condition of type t, True, as Gateway API
+// implementations write it: with the generation it was set for.
+func (g *gen) gatewayCond(t string) map[string]any {
+	c := g.cond(t, "True", t)
+	c["observedGeneration"], c["message"] = int64(1), ""
+	return c
+}
+
+// withoutGeneration drops status.observedGeneration: the Gateway API and
+// its Inference Extension keep the generation per condition.
+func withoutGeneration(u *unstructured.Unstructured) *unstructured.Unstructured {
+	unstructured.RemoveNestedField(u.Object, "status", "observedGeneration")
+	return u
+}
+
+// The Gateway API Inference Extension's groups, and llm-d's labels: the
+// one its model servers carry for their InferencePool to select them, and
+// the one that tells its prefill servers from its decode ones.
+const (
+	inferenceGroup  = "inference.networking.k8s.io"
+	inferenceXGroup = "inference.networking.x-k8s.io"
+	servingLabel    = "llm-d.ai/inference-serving"
+	roleLabel       = "llm-d.ai/role"
+)
+
+// inferenceExtension is what the "demo" scenario writes of the Gateway API
+// Inference Extension v1.6.0 (fixtures/scenarios/inference.go): the CRDs
+// of its module's config/crd/bases, and a model served as llm-d serves
+// one: prefill and decode in Deployments of their own, their pods on
+// gpuNode, an InferencePool selecting both whose endpoint picker runs on
+// cpuNode, accepted by the gateway, and an HTTPRoute sending the model's
+// requests to the pool.
+func (o *Objects) inferenceExtension(g *gen, installed metav1.Time, cpuNode, gpuNode *corev1.Node) {
+	pools := crd(inferenceGroup, "inferencepools", "InferencePool", apiextensionsv1.NamespaceScoped, installed, "v1")
+	pools.Spec.Names.ShortNames, pools.Status.AcceptedNames.ShortNames = []string{"infpool"}, []string{"infpool"}
+	pools.Annotations = map[string]string{"api-approved.kubernetes.io": "https://github.com/kubernetes-sigs/gateway-api-inference-extension/pull/1173",
+		inferenceGroup + "/bundle-version": "v1.6.0"}
+	imports := crd(inferenceXGroup, "inferencepoolimports", "InferencePoolImport", apiextensionsv1.NamespaceScoped, installed, "v1alpha1")
+	imports.Spec.Names.ShortNames, imports.Status.AcceptedNames.ShortNames = []string{"infpimp"}, []string{"infpimp"}
+	imports.Annotations = map[string]string{inferenceGroup + "/bundle-version": "v1.6.0"}
+	o.CRDs = append(o.CRDs, pools, imports)
+
+	for _, role := range []string{"prefill", "decode"} {
+		labels := map[string]string{"app": "qwen-" + role, servingLabel: "true", roleLabel: role}
+		w := g.operatorWorkload("models", "qwen-"+role, labels, nil, gpuNode, opContainer("vllm", "ghcr.io/llm-d/llm-d-cuda:v0.4.0", 1))
+		for _, p := range w.pods {
+			p.Spec.Tolerations = append(p.Spec.Tolerations, corev1.Toleration{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule})
+		}
+		o.addWorkload(w)
+	}
+	eppLabels := map[string]string{"app": "qwen-epp"}
+	epp := g.operatorWorkload("models", "qwen-epp", eppLabels, nil, cpuNode,
+		opContainer("epp", "registry.k8s.io/gateway-api-inference-extension/epp:v1.6.0", 0))
+	o.addWorkload(epp)
+	svc := g.service("models", "qwen-epp", eppLabels, eppLabels, 9002)
+	svc.Spec.Ports[0].Name = "grpc-ext-proc"
+	o.addService(svc, 9002, epp.pods...)
+	o.EndpointSlices[len(o.EndpointSlices)-1].Ports[0].Name = ptr.To("grpc-ext-proc")
+
+	gateway := map[string]any{"group": gatewayGroup, "kind": "Gateway", "name": "inference-gateway"}
+	parents := func() map[string]any {
+		return map[string]any{"parents": []any{map[string]any{"parentRef": gateway, "controllerName": gatewayController,
+			"conditions": []any{g.gatewayCond("Accepted"), g.gatewayCond("ResolvedRefs")}}}}
+	}
+	o.CustomResources = append(o.CustomResources,
+		CustomResource{GVR: schema.GroupVersionResource{Group: inferenceGroup, Version: "v1", Resource: "inferencepools"},
+			Object: withoutGeneration(g.custom(inferenceGroup+"/v1", "InferencePool", "models", "qwen", map[string]any{
+				"selector":          map[string]any{"matchLabels": map[string]any{servingLabel: "true"}},
+				"targetPorts":       []any{map[string]any{"number": int64(8000)}},
+				"endpointPickerRef": map[string]any{"name": "qwen-epp", "port": map[string]any{"number": int64(9002)}, "failureMode": "FailClose"},
+			}, parents()))},
+		CustomResource{GVR: schema.GroupVersionResource{Group: gatewayGroup, Version: "v1", Resource: "httproutes"},
+			Object: withoutGeneration(g.custom(gatewayGroup+"/v1", "HTTPRoute", "models", "qwen", map[string]any{
+				"parentRefs": []any{gateway},
+				"rules": []any{map[string]any{
+					"matches":     []any{map[string]any{"path": map[string]any{"type": "PathPrefix", "value": "/"}}},
+					"backendRefs": []any{map[string]any{"group": inferenceGroup, "kind": "InferencePool", "name": "qwen"}},
+				}},
+			}, parents()))},
+	)
+}
+
+// multus is Multus' NetworkAttachmentDefinition CRD, as its module ships
+// it (network-attachment-definition-client, artifacts/networks-crd.yaml:
+// no status, no controller-gen stamp), and one secondary network of the
+// GPU nodes' RDMA NICs.
+func (o *Objects) multus(g *gen, installed metav1.Time) {
+	c := crd("k8s.cni.cncf.io", "network-attachment-definitions", "NetworkAttachmentDefinition", apiextensionsv1.NamespaceScoped, installed, "v1")
+	c.Annotations = nil
+	c.Spec.Names.Singular, c.Spec.Names.ShortNames = "network-attachment-definition", []string{"net-attach-def"}
+	c.Status.AcceptedNames = c.Spec.Names
+	c.Spec.Versions[0].Subresources = nil
+	o.CRDs = append(o.CRDs, c)
+	o.CustomResources = append(o.CustomResources, CustomResource{
+		GVR: schema.GroupVersionResource{Group: "k8s.cni.cncf.io", Version: "v1", Resource: "network-attachment-definitions"},
+		Object: g.custom("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition", "models", "rdma-net", map[string]any{
+			"config": `{"cniVersion":"1.0.0","name":"rdma-net","type":"host-device","device":"ens10f0np0","ipam":{"type":"static"}}`,
+		}, nil)})
 }
 
 // kueue is Kueue's controller, its queues, and Job training/gang-train of

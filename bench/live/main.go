@@ -464,8 +464,9 @@ func writeAll(ctx context.Context, kube kubernetes.Interface, objs *bench.Object
 	}
 	step("%d pods in %s", len(objs.Pods), time.Since(t).Round(time.Second))
 
-	// NVIDIA's DRA driver on every GPU node: its class (the demo scenario
-	// may have made it), a slice per node, and the claims allocated.
+	// NVIDIA's DRA driver and DRANET on every GPU node: their classes
+	// (the demo scenario may have made them), a slice per node and
+	// driver, and the claims allocated.
 	for _, c := range objs.DeviceClasses {
 		c = c.DeepCopy()
 		c.UID = ""
