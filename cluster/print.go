@@ -179,15 +179,24 @@ func (c *Cache) Print(ctx context.Context, g Get) (string, time.Time, error) {
 			fmt.Fprintln(&errOut, "No resources found")
 		}
 	}
-	stdout := out.String()
-	if g.Grep != "" {
-		re, err := regexp.Compile(g.Grep)
-		if err != nil {
-			return "", captured, fmt.Errorf("grep -E %q: %w", g.Grep, err)
-		}
-		stdout = grep(stdout, re)
+	stdout, err := g.grepped(out.String())
+	if err != nil {
+		return "", captured, err
 	}
 	return stdout + errOut.String(), captured, nil
+}
+
+// grepped is stdout as the command's `| grep -E` leaves it; the pipe takes
+// standard output only, so kubectl's errors are never filtered.
+func (g Get) grepped(stdout string) (string, error) {
+	if g.Grep == "" {
+		return stdout, nil
+	}
+	re, err := regexp.Compile(g.Grep)
+	if err != nil {
+		return "", fmt.Errorf("grep -E %q: %w", g.Grep, err)
+	}
+	return grep(stdout, re), nil
 }
 
 // printColumns renders custom columns the way kubectl's generic printing
@@ -238,7 +247,11 @@ func (c *Cache) printColumns(ctx context.Context, g Get) (string, time.Time, err
 			return "", captured, err
 		}
 	}
-	return out.String() + errOut.String(), captured, nil
+	stdout, err := g.grepped(out.String())
+	if err != nil {
+		return "", captured, err
+	}
+	return stdout + errOut.String(), captured, nil
 }
 
 // kubectlError is how kubectl prints an error the API server answered with,

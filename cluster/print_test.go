@@ -415,6 +415,12 @@ func TestPrintCustomColumns(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "NAME   GPU_ALLOCATABLE\n"+`Error from server (NotFound): nodes "gone" not found`+"\n"+`Error from server (NotFound): nodes "lost" not found`+"\n", out)
 
+	// A pipe through grep filters custom columns too; kubectl's errors go
+	// to standard error, past the pipe.
+	out, _, err = c.Print(context.Background(), Get{Resources: []Resource{Nodes}, Names: []string{"gpu-node-1", "gone", "cpu-node-1"}, Columns: cols, Grep: "NAME|gpu"})
+	require.NoError(t, err)
+	assert.Equal(t, "NAME         GPU_ALLOCATABLE\ngpu-node-1   8\n"+`Error from server (NotFound): nodes "gone" not found`+"\n", out)
+
 	_, _, err = c.Print(context.Background(), Get{Resources: []Resource{Nodes}, Columns: "NAME"})
 	require.Error(t, err, "a spec without a path")
 

@@ -100,7 +100,7 @@ spec:
 	assert.Equal(t, "1 Gateway programmed: Gateway models/inference (class traefik, controller traefik.io/gateway-controller) at 127.0.0.1", programmed.Reason)
 	routes := result(t, out, "httproutes-accepted", "")
 	assert.Equal(t, checks.Pass, routes.Status, routes.Reason)
-	assert.Equal(t, "HTTPRoute models/llm, accepted by inference (controller traefik.io/gateway-controller), splits by weight 80/20 and matches header x-model", routes.Reason)
+	assert.Equal(t, "HTTPRoute models/llm, accepted by models/inference (controller traefik.io/gateway-controller), splits by weight 80/20 and matches header x-model", routes.Reason)
 	framework.AssertEvidenceReRuns(t, binDir, c.Kubeconfig(), as, out)
 	// The same cluster as one of two contexts, the other unreachable.
 	assertSeveralContexts(ctx, t, c.Kubeconfig(), "ai_inference", "Implemented")
@@ -115,7 +115,7 @@ spec:
 	assert.Equal(t, checks.PartiallyImplemented, v.Status, v.Conclusion)
 	routes = result(t, out, "httproutes-accepted", "")
 	assert.Equal(t, checks.Fail, routes.Status, routes.Reason)
-	assert.Contains(t, routes.Reason, "none of 1 HTTPRoute is accepted with its refs resolved: HTTPRoute models/llm: inference: ResolvedRefs is False BackendNotFound")
+	assert.Contains(t, routes.Reason, "none of 1 HTTPRoute is accepted with its refs resolved: HTTPRoute models/llm: models/inference: ResolvedRefs is False BackendNotFound")
 	t.Logf("after the canary Service was deleted: %s", routes.Reason)
 }
 

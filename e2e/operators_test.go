@@ -279,6 +279,12 @@ func TestOperatorsOnRig(t *testing.T) {
 				assert.Equal(t, checks.NotImplemented, v.Status, v.Conclusion)
 				assert.Contains(t, v.Conclusion, "monitoring-system: no monitoring system")
 				continue
+			case "advanced_inference_ingress", "high_performance_networking", "disaggregated_inference":
+				// ...and none of the Inference Extension, network devices
+				// or a disaggregated serving stack: the fixtures have them.
+				assert.Equal(t, checks.NotImplemented, v.Status, v.Conclusion)
+				assert.Regexp(t, "inference-extension-crds: the Gateway API Inference Extension is not installed|network-devices: no network device is exposed|disaggregated-serving: no serving stack runs prefill and decode", v.Conclusion)
+				continue
 			case "workload_sandboxing":
 				// ...and no sandbox runtime.
 				assert.Equal(t, checks.NotImplemented, v.Status, v.Conclusion)

@@ -97,19 +97,22 @@ func TestDiffFixtures(t *testing.T) {
 		golden(t, "diff-demo-controller-crashloop.txt", []byte(diffText(t, c)))
 	})
 
-	t.Run("no operator: robust_controller, dra_support, ai_inference, gang_scheduling, pod_autoscaling and ai_service_metrics regressed", func(t *testing.T) {
+	t.Run("no operator: robust_controller, dra_support, ai_inference, the three networking SHOULDs, gang_scheduling, pod_autoscaling and ai_service_metrics regressed", func(t *testing.T) {
 		// The scenario has no workload of models: no HPA shows the
 		// adapter at work, no claim shows DRA at work, no gateway routes
 		// to a model, and no monitoring system scrapes one.
 		c := Diff(demo, fixtureReport(t, "no-operator"))
 		assert.True(t, c.Regressed)
-		require.Len(t, c.Regressions, 6)
+		require.Len(t, c.Regressions, 9)
 		assert.Equal(t, Regression{Requirement: "robust_controller", Level: "MUST", Reason: "Implemented → Not Implemented, result pass → fail"}, c.Regressions[0])
 		assert.Equal(t, Regression{Requirement: "dra_support", Level: "MUST", Reason: "Implemented → Not Implemented, result pass → fail"}, c.Regressions[1])
 		assert.Equal(t, Regression{Requirement: "ai_inference", Level: "MUST", Reason: "Implemented → Not Implemented, result pass → fail"}, c.Regressions[2])
-		assert.Equal(t, Regression{Requirement: "gang_scheduling", Level: "MUST", Reason: "Implemented → Not Implemented, result pass → fail"}, c.Regressions[3])
-		assert.Equal(t, Regression{Requirement: "pod_autoscaling", Level: "MUST", Reason: "Implemented → Not Implemented, result warn → fail"}, c.Regressions[4])
-		assert.Equal(t, Regression{Requirement: "ai_service_metrics", Level: "MUST", Reason: "Implemented → Not Implemented, result pass → fail"}, c.Regressions[5])
+		for i, id := range []string{"advanced_inference_ingress", "high_performance_networking", "disaggregated_inference"} {
+			assert.Equal(t, Regression{Requirement: id, Level: "SHOULD", Reason: "Implemented → Not Implemented"}, c.Regressions[3+i])
+		}
+		assert.Equal(t, Regression{Requirement: "gang_scheduling", Level: "MUST", Reason: "Implemented → Not Implemented, result pass → fail"}, c.Regressions[6])
+		assert.Equal(t, Regression{Requirement: "pod_autoscaling", Level: "MUST", Reason: "Implemented → Not Implemented, result warn → fail"}, c.Regressions[7])
+		assert.Equal(t, Regression{Requirement: "ai_service_metrics", Level: "MUST", Reason: "Implemented → Not Implemented, result pass → fail"}, c.Regressions[8])
 		assert.Contains(t, c.Operators, OperatorChange{Operator: "kserve", Kind: "undetected"})
 		assert.Contains(t, c.Operators, OperatorChange{Operator: "kuberay", Kind: "undetected"})
 		out := diffText(t, c)

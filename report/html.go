@@ -131,6 +131,7 @@ type verdictRow struct {
 type checkView struct {
 	Anchor, ID, Operator, Title         string
 	Status, Class, Symbol, Reason, Took string
+	Remediation                         []part
 	Details                             []detail
 	Table                               *Table
 	Timeline                            *timeline
@@ -310,7 +311,7 @@ func newCheck(r *Report, c Check, reqAnchor string, ids anchors, first int) chec
 	v := checkView{
 		Anchor: ids.unique(a), ID: c.ID, Operator: c.Operator, Title: c.Title,
 		Status: c.Status, Class: statusClass(c.Status), Symbol: statusSymbol(c.Status), Reason: c.Reason,
-		Table: paddedTable(c.Table), Timeline: drawTimeline(probeSteps(r, c, first)),
+		Remediation: codeSpans(c.Remediation), Table: paddedTable(c.Table), Timeline: drawTimeline(probeSteps(r, c, first)),
 	}
 	if took := c.FinishedAt.Sub(c.StartedAt).Round(time.Millisecond); !c.StartedAt.IsZero() && took > 0 {
 		v.Took = took.String()

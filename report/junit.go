@@ -217,6 +217,9 @@ func caseOf(reqID string, c Check) junitCase {
 	case string(checks.Warn):
 		fmt.Fprintf(&out, "warning: %s\n", c.Reason)
 		junitDetails(&out, c.Details)
+		if c.Remediation != "" {
+			fmt.Fprintf(&out, "To fix: %s\n", c.Remediation)
+		}
 	case string(checks.Skip):
 		tc.Skipped = &junitSkipped{Message: reason}
 	case string(checks.Error):
@@ -287,10 +290,14 @@ func verdictText(req Requirement) string {
 // reason when there are none, so that consumers showing only the body
 // still say why.
 func problemBody(c Check) string {
-	if len(c.Details) == 0 {
-		return c.Reason
+	body := c.Reason
+	if len(c.Details) > 0 {
+		body = strings.Join(c.Details, "\n")
 	}
-	return strings.Join(c.Details, "\n")
+	if c.Remediation != "" {
+		body += "\nTo fix: " + c.Remediation
+	}
+	return body
 }
 
 func junitDetails(b *strings.Builder, ds []string) {

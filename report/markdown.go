@@ -257,6 +257,9 @@ func (m *md) check(c Check, n *int) {
 	}
 	m.printf("%s\n\n", status)
 	m.details(c.Details)
+	if c.Remediation != "" {
+		m.printf("**To fix:** %s\n\n", withCode(c.Remediation))
+	}
 	if c.Table != nil {
 		m.printf("Computed by aiconform from the objects it read (a summary, not kubectl output):\n\n")
 		header := make([]string, len(c.Table.Header))
@@ -412,6 +415,36 @@ func anchor(heading string) string {
 // paragraph: one line, with the characters that would start emphasis,
 // a link, an HTML tag or a code span escaped. `<none>` in a reason must
 // show, not vanish as an unknown tag.
+// withCode is inline text of aiconform's own (a check's remediation) whose
+// `code spans` stay code; the text between them is escaped as inline does.
+func withCode(s string) string {
+	var b strings.Builder
+	for _, p := range codeSpans(s) {
+		if p.Code {
+			b.WriteString("`" + p.Text + "`")
+		} else {
+			b.WriteString(inline(p.Text))
+		}
+	}
+	return b.String()
+}
+
+// codeSpans splits s at its backticks into text and code. An unbalanced
+// backtick opens no span: then all of s is text.
+func codeSpans(s string) []part {
+	pieces := strings.Split(s, "`")
+	if len(pieces)%2 == 0 {
+		return []part{prose(s)}
+	}
+	var out []part
+	for i, p := range pieces {
+		if p != "" {
+			out = append(out, part{Text: p, Code: i%2 == 1})
+		}
+	}
+	return out
+}
+
 func inline(s string) string {
 	s = strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' }), " ")
 	var b strings.Builder

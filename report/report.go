@@ -105,14 +105,18 @@ type OperatorVerdict struct {
 
 // Check is one check's result for one target.
 type Check struct {
-	ID       string     `json:"id"`
-	Title    string     `json:"title"`
-	Operator string     `json:"operator,omitempty"`
-	Status   string     `json:"status"`
-	Reason   string     `json:"reason"`
-	Details  []string   `json:"details,omitempty"`
-	Table    *Table     `json:"table,omitempty"`
-	Evidence []Evidence `json:"evidence"`
+	ID       string   `json:"id"`
+	Title    string   `json:"title"`
+	Operator string   `json:"operator,omitempty"`
+	Status   string   `json:"status"`
+	Reason   string   `json:"reason"`
+	Details  []string `json:"details,omitempty"`
+	// Remediation is what the check's author advises once it has not
+	// passed; a pass or a not-applicable carries none, as nothing is to
+	// be fixed.
+	Remediation string     `json:"remediation,omitempty"`
+	Table       *Table     `json:"table,omitempty"`
+	Evidence    []Evidence `json:"evidence"`
 	// StartedAt and FinishedAt time the check itself.
 	StartedAt  time.Time `json:"startedAt"`
 	FinishedAt time.Time `json:"finishedAt"`
@@ -179,8 +183,16 @@ func checkOf(res checks.Result) Check {
 		Reason: res.Reason, Details: res.Details, Evidence: []Evidence{},
 		StartedAt: res.Started.UTC(), FinishedAt: res.Finished.UTC(),
 	}
+	switch res.Status {
+	case checks.Fail, checks.Warn, checks.Error:
+		c.Remediation = res.Check.Remediation
+	}
 	if res.Table != nil {
+		// A table of no row is an empty list in JSON, as the schema says.
 		c.Table = &Table{Header: res.Table.Header, Rows: res.Table.Rows}
+		if c.Table.Rows == nil {
+			c.Table.Rows = [][]string{}
+		}
 	}
 	for _, e := range res.Evidence {
 		c.Evidence = append(c.Evidence, Evidence{Command: e.Command, Output: e.Output, CapturedAt: e.CapturedAt.UTC(), Note: e.Note})

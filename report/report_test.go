@@ -136,7 +136,8 @@ func fixture() *Report {
 							"pod kuberay-operator-7d9f8b6c5-x2v4q: container kuberay-operator waiting: CrashLoopBackOff (restarted 14 times)",
 							"Deployment kuberay-operator: Available=False (MinimumReplicasUnavailable)",
 						},
-						StartedAt: at(150), FinishedAt: at(930),
+						Remediation: "Read the crashing container's previous log: `kubectl logs -n ray-system deploy/kuberay-operator --previous`.",
+						StartedAt:   at(150), FinishedAt: at(930),
 						Evidence: []Evidence{{
 							Command: "kubectl get deploy,pods -n ray-system -l app.kubernetes.io/name=kuberay-operator -o wide",
 							Output: "NAME                               READY   UP-TO-DATE   AVAILABLE   AGE   CONTAINERS         IMAGES                            SELECTOR\n" +
@@ -616,4 +617,22 @@ func built(t *testing.T) *Report {
 	require.NoError(t, err)
 	info := cluster.Info{Live: true, Context: "kind-kind", Server: "https://127.0.0.1:6443", ServerVersion: "v1.34.0", ClusterID: "uid"}
 	return Build(Tool{Name: "aiconform", Version: "dev"}, info, at(0), at(3000), out, checks.Evaluate(reqs, out))
+}
+
+func TestRemediationOnlyWhereSomethingIsToFix(t *testing.T) {
+	meta := checks.Meta{ID: "x", Title: "x", Remediation: "Run `kubectl describe x`."}
+	for status, want := range map[checks.Status]string{
+		checks.Pass: "", checks.Skip: "",
+		checks.Fail: meta.Remediation, checks.Warn: meta.Remediation, checks.Error: meta.Remediation,
+	} {
+		got := checkOf(checks.Result{Check: meta, Status: status})
+		assert.Equal(t, want, got.Remediation, "status %s", status)
+	}
+}
+
+func TestCodeSpans(t *testing.T) {
+	assert.Equal(t, "Run `kubectl get x -A` and read \\*it\\*.", withCode("Run `kubectl get x -A` and read *it*."))
+	// An unbalanced backtick is text, escaped.
+	assert.Equal(t, "a \\` b", withCode("a ` b"))
+	assert.Equal(t, []part{{Text: "kubectl", Code: true}, {Text: " first"}}, codeSpans("`kubectl` first"))
 }

@@ -6,7 +6,6 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -67,21 +66,6 @@ func draSkipUnlessServed(ctx context.Context, env *checks.Env, r *checks.Result)
 	return ok, err
 }
 
-// classDrivers are the drivers a DeviceClass's CEL selectors compare
-// device.driver with; none may mean any driver.
-func classDrivers(c *resourcev1.DeviceClass) []string {
-	var out []string
-	for _, s := range c.Spec.Selectors {
-		if s.CEL == nil {
-			continue
-		}
-		for _, m := range classDriver.FindAllStringSubmatch(s.CEL.Expression, -1) {
-			out = append(out, m[1])
-		}
-	}
-	return out
-}
-
 // DRAAPIs judges the DRA API itself: served, Available, with the four
 // kinds a workload and a driver use.
 type DRAAPIs struct{}
@@ -123,10 +107,6 @@ func (DRAAPIs) Run(ctx context.Context, env *checks.Env) (checks.Result, error) 
 	r.Finish(checks.Pass, "%s/%s is served and Available, with DeviceClass, ResourceClaim, ResourceClaimTemplate and ResourceSlice", draGroup, draVersion)
 	return r, nil
 }
-
-// classDriver reads the driver a DeviceClass's CEL selectors compare
-// against, as drivers' own classes write it.
-var classDriver = regexp.MustCompile(`device\.driver\s*==\s*["']([^"']+)["']`)
 
 // publisher is what one driver publishes.
 type publisher struct {
@@ -171,16 +151,7 @@ func (DRADevices) Run(ctx context.Context, env *checks.Env) (checks.Result, erro
 		return r, err
 	}
 	pubs := publishers(rslices)
-	selecting := map[string][]string{} // driver -> classes; "" for classes of any driver
-	for _, c := range classes {
-		ds := classDrivers(c)
-		if len(ds) == 0 {
-			ds = []string{""}
-		}
-		for _, d := range ds {
-			selecting[d] = append(selecting[d], c.Name)
-		}
-	}
+	selecting := checks.ClassesByDriver(classes) // "" for classes of any driver
 	var shown, unselected []string
 	if len(pubs) > 0 {
 		r.Table = &checks.Table{Header: []string{"DRIVER", "NODES", "DEVICES", "DEVICECLASSES"}}

@@ -194,7 +194,7 @@ func draProbeClass(ctx context.Context, env *checks.Env) (class, driver string, 
 	}
 	best := 2
 	for _, c := range classes {
-		for _, d := range classDrivers(c) {
+		for _, d := range checks.ClassDrivers(c) {
 			if len(onReady[d]) > 0 && rank(d) < best {
 				class, driver, best = c.Name, d, rank(d)
 			}

@@ -45,10 +45,10 @@ func TestDRADevices(t *testing.T) {
 		{Name: "no driver publishes", Edit: func(w *checkstest.World) { w.ResourceSlices = nil }, Status: checks.Fail,
 			Reason: "no DRA driver publishes devices (no ResourceSlice): no ResourceClaim can be allocated"},
 		{Name: "no class", Edit: func(w *checkstest.World) { w.DeviceClasses = nil }, Status: checks.Fail,
-			Reason: "devices are published (NVIDIA DRA Driver for GPUs (gpu.nvidia.com)), but there is no DeviceClass"},
+			Reason: "devices are published (DraNet (network interfaces) (dra.net), NVIDIA DRA Driver for GPUs (gpu.nvidia.com)), but there is no DeviceClass"},
 		{Name: "no class selects the driver", Edit: func(w *checkstest.World) {
 			w.DeviceClasses = []*resourcev1.DeviceClass{checkstest.DeviceClass("gpu.amd.com", "gpu.amd.com")}
-		}, Status: checks.Warn, Reason: "no DeviceClass selects the devices of NVIDIA DRA Driver for GPUs (gpu.nvidia.com)"},
+		}, Status: checks.Warn, Reason: "no DeviceClass selects the devices of DraNet (network interfaces) (dra.net), NVIDIA DRA Driver for GPUs (gpu.nvidia.com)"},
 		{Name: "a class of any driver", Edit: func(w *checkstest.World) {
 			w.DeviceClasses = []*resourcev1.DeviceClass{{}}
 			w.DeviceClasses[0].Name = "anything"

@@ -39,8 +39,8 @@ func TestSelect(t *testing.T) {
 		{
 			name:   "all",
 			ids:    []string{"all"},
-			reqs:   []string{"robust_controller", "gpu_nodes_allocatable", "dra_support", "driver_runtime_management", "gpu_sharing", "virtualized_accelerator", "ai_inference", "gang_scheduling", "pod_autoscaling", "cluster_autoscaling", "accelerator_metrics", "ai_service_metrics", "secure_accelerator_access", "workload_sandboxing"},
-			checks: []string{"crds-established", "controller-ready", "controller-lease", "webhooks-served", "crs-reconciled", "crs-events", "webhooks-answer", "canary-reconciled", "gpu-allocatable", "gpu-device-plugin", "dra-apis", "dra-devices", "dra-claims-allocated", "dra-probe", "accelerator-drivers", "gpu-sharing", "vgpu-exposed", "gateway-api-crds", "gateways-programmed", "httproutes-accepted", "gang-queues", "gangs-admitted", "gang-probe", "metrics-apis", "hpas-active", "hpa-probe", "autoscaler-found", "accelerator-node-groups", "accelerator-scale-ups", "scale-up-probe", "accelerator-metrics", "monitoring-system", "monitoring-targets", "device-access-mediated", "device-isolation-probe", "sandbox-runtimes", "sandbox-probe"},
+			reqs:   []string{"robust_controller", "gpu_nodes_allocatable", "dra_support", "driver_runtime_management", "gpu_sharing", "virtualized_accelerator", "ai_inference", "advanced_inference_ingress", "high_performance_networking", "disaggregated_inference", "gang_scheduling", "pod_autoscaling", "cluster_autoscaling", "accelerator_metrics", "ai_service_metrics", "secure_accelerator_access", "workload_sandboxing"},
+			checks: []string{"crds-established", "controller-ready", "controller-lease", "webhooks-served", "crs-reconciled", "crs-events", "webhooks-answer", "canary-reconciled", "gpu-allocatable", "gpu-device-plugin", "dra-apis", "dra-devices", "dra-claims-allocated", "dra-probe", "accelerator-drivers", "gpu-sharing", "vgpu-exposed", "gateway-api-crds", "gateways-programmed", "httproutes-accepted", "inference-extension-crds", "inference-pools-ready", "inference-routes-accepted", "network-devices", "multi-network", "disaggregated-serving", "gang-queues", "gangs-admitted", "gang-probe", "metrics-apis", "hpas-active", "hpa-probe", "autoscaler-found", "accelerator-node-groups", "accelerator-scale-ups", "scale-up-probe", "accelerator-metrics", "monitoring-system", "monitoring-targets", "monitoring-probe", "device-access-mediated", "device-isolation-probe", "sandbox-runtimes", "sandbox-probe"},
 		},
 		{
 			name:   "a requirement runs its checks",
@@ -75,8 +75,8 @@ func TestSelect(t *testing.T) {
 		{
 			name:   "all with more",
 			ids:    []string{"all", "gpu-allocatable"},
-			reqs:   []string{"robust_controller", "gpu_nodes_allocatable", "dra_support", "driver_runtime_management", "gpu_sharing", "virtualized_accelerator", "ai_inference", "gang_scheduling", "pod_autoscaling", "cluster_autoscaling", "accelerator_metrics", "ai_service_metrics", "secure_accelerator_access", "workload_sandboxing"},
-			checks: []string{"crds-established", "controller-ready", "controller-lease", "webhooks-served", "crs-reconciled", "crs-events", "webhooks-answer", "canary-reconciled", "gpu-allocatable", "gpu-device-plugin", "dra-apis", "dra-devices", "dra-claims-allocated", "dra-probe", "accelerator-drivers", "gpu-sharing", "vgpu-exposed", "gateway-api-crds", "gateways-programmed", "httproutes-accepted", "gang-queues", "gangs-admitted", "gang-probe", "metrics-apis", "hpas-active", "hpa-probe", "autoscaler-found", "accelerator-node-groups", "accelerator-scale-ups", "scale-up-probe", "accelerator-metrics", "monitoring-system", "monitoring-targets", "device-access-mediated", "device-isolation-probe", "sandbox-runtimes", "sandbox-probe"},
+			reqs:   []string{"robust_controller", "gpu_nodes_allocatable", "dra_support", "driver_runtime_management", "gpu_sharing", "virtualized_accelerator", "ai_inference", "advanced_inference_ingress", "high_performance_networking", "disaggregated_inference", "gang_scheduling", "pod_autoscaling", "cluster_autoscaling", "accelerator_metrics", "ai_service_metrics", "secure_accelerator_access", "workload_sandboxing"},
+			checks: []string{"crds-established", "controller-ready", "controller-lease", "webhooks-served", "crs-reconciled", "crs-events", "webhooks-answer", "canary-reconciled", "gpu-allocatable", "gpu-device-plugin", "dra-apis", "dra-devices", "dra-claims-allocated", "dra-probe", "accelerator-drivers", "gpu-sharing", "vgpu-exposed", "gateway-api-crds", "gateways-programmed", "httproutes-accepted", "inference-extension-crds", "inference-pools-ready", "inference-routes-accepted", "network-devices", "multi-network", "disaggregated-serving", "gang-queues", "gangs-admitted", "gang-probe", "metrics-apis", "hpas-active", "hpa-probe", "autoscaler-found", "accelerator-node-groups", "accelerator-scale-ups", "scale-up-probe", "accelerator-metrics", "monitoring-system", "monitoring-targets", "monitoring-probe", "device-access-mediated", "device-isolation-probe", "sandbox-runtimes", "sandbox-probe"},
 		},
 		{
 			// The controller's health serves both requirements; only the
@@ -96,7 +96,7 @@ func TestSelect(t *testing.T) {
 		})
 	}
 	// Selecting must not reorder or grow the catalog it was given.
-	assert.Equal(t, []string{"robust_controller", "gpu_nodes_allocatable", "dra_support", "driver_runtime_management", "gpu_sharing", "virtualized_accelerator", "ai_inference", "gang_scheduling", "pod_autoscaling", "cluster_autoscaling", "accelerator_metrics", "ai_service_metrics", "secure_accelerator_access", "workload_sandboxing"}, reqIDs(reqs))
+	assert.Equal(t, []string{"robust_controller", "gpu_nodes_allocatable", "dra_support", "driver_runtime_management", "gpu_sharing", "virtualized_accelerator", "ai_inference", "advanced_inference_ingress", "high_performance_networking", "disaggregated_inference", "gang_scheduling", "pod_autoscaling", "cluster_autoscaling", "accelerator_metrics", "ai_service_metrics", "secure_accelerator_access", "workload_sandboxing"}, reqIDs(reqs))
 }
 
 func TestSelectUnknownID(t *testing.T) {

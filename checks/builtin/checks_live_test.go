@@ -2,6 +2,7 @@ package builtin_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -78,7 +79,8 @@ func TestChecksOnFakeCluster(t *testing.T) {
 			// installed: a profile that names its CRDs is found by them.
 			name: "named CRD missing, another CRD of its group left: not installed",
 			tweak: func(t *testing.T, w *checkstest.World) {
-				w.CRDs = append([]*apiextensionsv1.CustomResourceDefinition{checkstest.EstablishedCRD("gadgets", "Gadget")}, checkstest.GatewayCRDs("v1.6.3")...)
+				w.CRDs = slices.DeleteFunc(w.CRDs, func(c *apiextensionsv1.CustomResourceDefinition) bool { return c.Name == checkstest.WidgetCRD })
+				w.CRDs = append(w.CRDs, checkstest.EstablishedCRD("gadgets", "Gadget"))
 			},
 			want: []expect{
 				{"crds-established", "widgets", checks.Skip, "serves none of its CRDs"},
@@ -590,6 +592,7 @@ func TestForbiddenIsError(t *testing.T) {
 				{"vgpu-exposed", "", checks.Error, "list nodes.v1: nodes is forbidden"},
 				{"sandbox-runtimes", "", checks.Error, "list nodes.v1: nodes is forbidden"},
 				{"accelerator-metrics", "", checks.Error, "list nodes.v1: nodes is forbidden"},
+				{"network-devices", "", checks.Error, "list nodes.v1: nodes is forbidden"},
 			},
 		},
 		{
@@ -604,6 +607,8 @@ func TestForbiddenIsError(t *testing.T) {
 				{"gpu-sharing", "", checks.Error, "the nodes DRA drivers publish accelerators for: list resourceslices.v1.resource.k8s.io: resourceslices.resource.k8s.io is forbidden"},
 				{"vgpu-exposed", "", checks.Error, "the nodes DRA drivers publish accelerators for: list resourceslices.v1.resource.k8s.io: resourceslices.resource.k8s.io is forbidden"},
 				{"accelerator-metrics", "", checks.Error, "the nodes DRA drivers publish accelerators for: list resourceslices.v1.resource.k8s.io: resourceslices.resource.k8s.io is forbidden"},
+				{"network-devices", "", checks.Error, "list resourceslices.v1.resource.k8s.io: resourceslices.resource.k8s.io is forbidden"},
+				{"multi-network", "", checks.Error, "list resourceslices.v1.resource.k8s.io: resourceslices.resource.k8s.io is forbidden"},
 			},
 		},
 		{
@@ -634,6 +639,8 @@ func TestForbiddenIsError(t *testing.T) {
 				{"controller-ready", "widgets", checks.Error, "list deployments.v1.apps in namespace demo-system"},
 				{"crs-reconciled", "widgets", checks.Error, "deployments.apps is forbidden"},
 				{"hpas-active", "", checks.Error, "list deployments.v1.apps in namespace ml"},
+				{"inference-pools-ready", "", checks.Error, "list deployments.v1.apps in namespace ml"},
+				{"disaggregated-serving", "", checks.Error, "list deployments.v1.apps: deployments.apps is forbidden"},
 			},
 		},
 		{
@@ -650,6 +657,8 @@ func TestForbiddenIsError(t *testing.T) {
 				{"crs-reconciled", "widgets", checks.Error, "list services.v1 in namespace apps with labels demo.example.com/widget: services is forbidden"},
 				{"monitoring-system", "", checks.Error, "list services.v1: services is forbidden"},
 				{"monitoring-targets", "", checks.Error, "list services.v1: services is forbidden"},
+				{"inference-pools-ready", "", checks.Error, "list services.v1: services is forbidden"},
+				{"disaggregated-serving", "", checks.Error, "list services.v1: services is forbidden"},
 			},
 		},
 		{
@@ -671,6 +680,7 @@ func TestForbiddenIsError(t *testing.T) {
 			refuse: refusal{"kube", "discovery.k8s.io", "endpointslices"},
 			errored: []expect{
 				{"webhooks-served", "widgets", checks.Error, "list endpointslices.v1.discovery.k8s.io in namespace demo-system with labels kubernetes.io/service-name=widget-webhook: endpointslices.discovery.k8s.io is forbidden"},
+				{"inference-pools-ready", "", checks.Error, "list endpointslices.v1.discovery.k8s.io in namespace ml with labels kubernetes.io/service-name=llama-epp: endpointslices.discovery.k8s.io is forbidden"},
 			},
 		},
 		{
@@ -701,6 +711,22 @@ func TestForbiddenIsError(t *testing.T) {
 			refuse: refusal{"dyn", checkstest.WidgetGroup, "widgets"},
 			errored: []expect{
 				{"crs-reconciled", "widgets", checks.Error, "list widgets.v1.demo.example.com: widgets.demo.example.com is forbidden"},
+			},
+		},
+		{
+			name:   "list inferencepools",
+			refuse: refusal{"dyn", "inference.networking.k8s.io", "inferencepools"},
+			errored: []expect{
+				{"inference-pools-ready", "", checks.Error, "list inferencepools.v1.inference.networking.k8s.io: inferencepools.inference.networking.k8s.io is forbidden"},
+				{"inference-routes-accepted", "", checks.Error, "inferencepools.inference.networking.k8s.io is forbidden"},
+				{"disaggregated-serving", "", checks.Error, "inferencepools.inference.networking.k8s.io is forbidden"},
+			},
+		},
+		{
+			name:   "list network-attachment-definitions",
+			refuse: refusal{"dyn", "k8s.cni.cncf.io", "network-attachment-definitions"},
+			errored: []expect{
+				{"multi-network", "", checks.Error, "network-attachment-definitions.k8s.cni.cncf.io is forbidden"},
 			},
 		},
 	}
@@ -759,9 +785,11 @@ func TestForbiddenIsError(t *testing.T) {
 				assert.Contains(t, r.Reason, "cannot tell whether the NVIDIA GPU Operator is installed: list customresourcedefinitions.v1.apiextensions.k8s.io: customresourcedefinitions.apiextensions.k8s.io is forbidden")
 				continue
 			}
-			if r.Operator == "" && (r.Check.Requirement == "ai_inference" || r.Check.Requirement == "ai_service_metrics") {
-				// The Gateway API and the monitoring systems are known by
-				// their CRDs.
+			knownByCRDs := slices.Contains([]string{"ai_inference", "ai_service_metrics", "advanced_inference_ingress", "disaggregated_inference"}, r.Check.Requirement) || r.Check.ID == "multi-network"
+			if r.Operator == "" && knownByCRDs && !r.Check.Probe {
+				// The Gateway API and its Inference Extension, the
+				// monitoring systems, the serving stacks and the
+				// multi-network APIs are known by their CRDs.
 				assert.Equal(t, checks.Error, r.Status, "%s: %s", r.Check.ID, r.Reason)
 				assert.Contains(t, r.Reason, "list customresourcedefinitions.v1.apiextensions.k8s.io: customresourcedefinitions.apiextensions.k8s.io is forbidden")
 				continue

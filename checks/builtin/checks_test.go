@@ -277,10 +277,12 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 			want: append(append(allPass("kserve"), allPass("kuberay")...),
 				gpuPass, pluginPass,
 				expect{"dra-apis", "", checks.Pass, "resource.k8s.io/v1 is served and Available"},
-				expect{"dra-devices", "", checks.Fail, "no DRA driver publishes devices (no ResourceSlice): no ResourceClaim can be allocated"},
+				// DRANET still publishes the node's NICs: DRA works, but no
+				// accelerator is published for the claim the cluster has.
+				expect{"dra-devices", "", checks.Pass, "DraNet (network interfaces) (dra.net) publishes 2 devices on 1 node; DeviceClass dranet-rdma selects them"},
 				expect{"dra-claims-allocated", "", checks.Skip, "(0 waiting, 1 from pools no longer published)"}),
 			verdicts: []expectVerdict{
-				{requirement: "dra_support", status: checks.PartiallyImplemented, result: checks.Fail, conclusion: "dra-devices: no DRA driver publishes devices"},
+				{requirement: "dra_support", status: checks.NotImplemented, result: checks.Fail, conclusion: "not shown at work: dra-claims-allocated: no ResourceClaim of the cluster's own is allocated a published device"},
 				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kserve"},
 			},
 		},
@@ -327,10 +329,27 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 				gpuPass, pluginPass,
 				expect{"gateway-api-crds", "", checks.Pass, "Gateway API v1.6.3, standard channel: GatewayClass, Gateway and HTTPRoute served at v1"},
 				expect{"gateways-programmed", "", checks.Pass, "1 Gateway programmed: Gateway models/inference-gateway (class envoy-gateway, controller gateway.envoyproxy.io/gatewayclass-controller) at 10.96.0.80"},
-				expect{"httproutes-accepted", "", checks.Fail, "none of 1 HTTPRoute is accepted with its refs resolved: HTTPRoute models/sklearn-iris: inference-gateway: ResolvedRefs is False BackendNotFound Failed to process route rule 0 backendRef 1: service models/sklearn-iris-predictor-canary not found."}),
+				// The model's route to its InferencePool is accepted, but it
+				// neither splits nor matches: it shows nothing of ai_inference.
+				expect{"httproutes-accepted", "", checks.Fail, "no HTTPRoute that splits by weight or matches a header is accepted with its refs resolved (1 route without either is): HTTPRoute models/sklearn-iris: models/inference-gateway: ResolvedRefs is False BackendNotFound Failed to process route rule 0 backendRef 1: service models/sklearn-iris-predictor-canary not found."}),
 			verdicts: []expectVerdict{
 				{requirement: "ai_inference", status: checks.PartiallyImplemented, result: checks.Fail,
-					conclusion: "httproutes-accepted: none of 1 HTTPRoute is accepted with its refs resolved"},
+					conclusion: "httproutes-accepted: no HTTPRoute that splits by weight or matches a header is accepted"},
+			},
+		},
+		{
+			// The endpoint picker crash-loops: the pool cannot route, though
+			// the gateway still accepts it and its route.
+			scenario: "inference-picker-down",
+			want: append(append(allPass("kserve"), allPass("kuberay")...),
+				gpuPass, pluginPass,
+				expect{"inference-extension-crds", "", checks.Pass, "Gateway API Inference Extension v1.6.0: InferencePool served at inference.networking.k8s.io/v1"},
+				expect{"inference-pools-ready", "", checks.Fail, "no InferencePool is usable: InferencePool models/qwen: its endpoint picker Service models/qwen-epp has no ready endpoint"},
+				expect{"inference-routes-accepted", "", checks.Pass, "HTTPRoute models/qwen, accepted by models/inference-gateway"},
+				expect{"disaggregated-serving", "", checks.Pass, "llm-d stack in namespace models (prefill: Deployment models/qwen-prefill 1/1 ready; decode: Deployment models/qwen-decode 1/1 ready)"}),
+			verdicts: []expectVerdict{
+				{requirement: "advanced_inference_ingress", status: checks.PartiallyImplemented, result: checks.Fail, conclusion: "inference-pools-ready: no InferencePool is usable"},
+				{requirement: "disaggregated_inference", status: checks.Implemented, result: checks.Pass},
 			},
 		},
 		{
@@ -473,7 +492,7 @@ func TestRecordedScenarioDetails(t *testing.T) {
 		r := checkstest.Result(t, out, "gpu-allocatable", "")
 		require.NotNil(t, r.Table)
 		assert.Equal(t, []string{"NODE", "READY", "RESOURCE", "CAPACITY", "ALLOCATABLE", "REQUESTED"}, r.Table.Header)
-		assert.Equal(t, [][]string{{"gpu-node-1", "True", "nvidia.com/gpu", "8", "8", "2"}}, r.Table.Rows)
+		assert.Equal(t, [][]string{{"gpu-node-1", "True", "nvidia.com/gpu", "8", "8", "4"}}, r.Table.Rows)
 		var commands []string
 		for _, s := range r.Evidence {
 			commands = append(commands, s.Command)

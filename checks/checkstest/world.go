@@ -10,6 +10,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"maps"
 	"math/big"
 	"net/url"
 	"slices"
@@ -145,6 +146,12 @@ type World struct {
 	// Raw are the bodies of GETs of API server paths (an exporter's
 	// metrics through the pod proxy); other paths are not found.
 	Raw map[string]string
+	// Custom are further custom resources, by the resource that serves
+	// them. Every version a CRD in CRDs serves can be listed, empty or not.
+	Custom map[schema.GroupVersionResource][]*unstructured.Unstructured
+	// EndpointSlices are further EndpointSlices beside Slice (an
+	// inference endpoint picker's).
+	EndpointSlices []*discoveryv1.EndpointSlice
 }
 
 // NewWorld is the healthy world, which tests then change.
@@ -304,6 +311,21 @@ func NewWorld(t testing.TB) *World {
 		Type:           corev1.EventTypeNormal, Reason: "TriggeredScaleUp", Source: corev1.EventSource{Component: "cluster-autoscaler"},
 		Message: "pod triggered scale-up: [{gpu-pool 0->1 (max: 4)}]",
 	})
+
+	// The Inference Extension routes a model's requests through the pool
+	// llama, whose endpoint picker runs; llm-d serves the model with its
+	// prefill and decode phases in Deployments of their own.
+	WithInferenceExtension(w)
+	w.Deployments = append(w.Deployments,
+		RoleDeployment("ml", "llama-prefill", map[string]string{"app": InferencePoolName, "llm-d.ai/role": "prefill"}, 1, 1),
+		RoleDeployment("ml", "llama-decode", map[string]string{"app": InferencePoolName, "llm-d.ai/role": "decode"}, 2, 2))
+	// DRANET publishes the GPU node's RDMA NICs, which a DeviceClass
+	// selects; Multus defines a secondary network of them.
+	w.ResourceSlices = append(w.ResourceSlices, NetworkSlice("gpu-node-1", "dra.net", 2, map[string]string{
+		"dra.net/rdma": "true", "dra.net/ifName": "eth1", "dra.net/pciAddress": "0000:8a:00.0", "dra.net/numaNode": "1"}))
+	w.DeviceClasses = append(w.DeviceClasses, DeviceClass("dranet", "dra.net"))
+	w.CRDs = append(w.CRDs, AttachmentsCRD())
+	w.Custom[AttachmentsGVR] = []*unstructured.Unstructured{Attachment("ml", "rdma-net", `{"cniVersion":"1.0.0","type":"host-device","device":"eth1"}`)}
 	return w
 }
 
@@ -503,6 +525,9 @@ func (w *World) Serve() *FakeCluster {
 	for _, o := range w.Services {
 		kube = append(kube, o)
 	}
+	for _, o := range w.EndpointSlices {
+		kube = append(kube, o)
+	}
 	var ext []runtime.Object
 	for _, o := range w.CRDs {
 		ext = append(ext, o)
@@ -523,16 +548,33 @@ func (w *World) Serve() *FakeCluster {
 	for _, o := range w.Prometheuses {
 		dyn = append(dyn, o)
 	}
+	listKinds := map[schema.GroupVersionResource]string{WidgetsGVR: "WidgetList", ClusterPoliciesGVR: "ClusterPolicyList", cluster.APIServices.GVR: "APIServiceList",
+		NodePoolsGVR: "NodePoolList", NodeClaimsGVR: "NodeClaimList",
+		GatewayClassesGVR: "GatewayClassList", GatewaysGVR: "GatewayList", HTTPRoutesGVR: "HTTPRouteList",
+		PrometheusesGVR: "PrometheusList"}
+	for _, c := range w.CRDs {
+		for _, v := range c.Spec.Versions {
+			gvr := schema.GroupVersionResource{Group: c.Spec.Group, Version: v.Name, Resource: c.Spec.Names.Plural}
+			if _, ok := listKinds[gvr]; !ok {
+				listKinds[gvr] = c.Spec.Names.Kind + "List"
+			}
+		}
+	}
 	f := &FakeCluster{
 		raw:     w.Raw,
 		targets: w.Targets,
 		Kube:    kubefake.NewClientset(kube...),
 		Ext:     apiextensionsfake.NewClientset(ext...),
-		Dyn: dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-			map[schema.GroupVersionResource]string{WidgetsGVR: "WidgetList", ClusterPoliciesGVR: "ClusterPolicyList", cluster.APIServices.GVR: "APIServiceList",
-				NodePoolsGVR: "NodePoolList", NodeClaimsGVR: "NodeClaimList",
-				GatewayClassesGVR: "GatewayClassList", GatewaysGVR: "GatewayList", HTTPRoutesGVR: "HTTPRouteList",
-				PrometheusesGVR: "PrometheusList"}, dyn...),
+		Dyn:     dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds, dyn...),
+	}
+	// Custom resources go in by the resource named, not by a guess from
+	// their kind.
+	for _, gvr := range slices.SortedFunc(maps.Keys(w.Custom), func(a, b schema.GroupVersionResource) int { return strings.Compare(a.String(), b.String()) }) {
+		for _, o := range w.Custom[gvr] {
+			if err := f.Dyn.Tracker().Create(gvr, o.DeepCopy(), o.GetNamespace()); err != nil {
+				panic(err)
+			}
+		}
 	}
 	// The fake guesses a kind's resource from its name, and "Gateway"
 	// is not "gatewaies": place Gateway API objects by their resource.

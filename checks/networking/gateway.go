@@ -62,27 +62,7 @@ func readGatewayAPI(ctx context.Context, env *checks.Env) (gatewayAPI, error) {
 // served is the resource of a Gateway API CRD at v1, or why it cannot be
 // read there.
 func (a gatewayAPI) served(name string) (cluster.Resource, string) {
-	c := a.crds[name]
-	if c == nil {
-		return cluster.Resource{}, name + " is missing"
-	}
-	established := false
-	for _, cond := range c.Status.Conditions {
-		established = established || (cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue)
-	}
-	if !established {
-		return cluster.Resource{}, name + " is not Established"
-	}
-	v1 := slices.ContainsFunc(c.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool {
-		return v.Name == gatewayVersion && v.Served
-	})
-	if !v1 {
-		return cluster.Resource{}, name + " does not serve " + gatewayVersion
-	}
-	r := checks.CRDResource(c)
-	// The checks read v1, whatever newer version a later release serves.
-	r.GVR.Version = gatewayVersion
-	return r, ""
+	return servedAt(a.crds[name], name, gatewayVersion)
 }
 
 // list reads every object of a Gateway API kind; ok is false when the
@@ -123,6 +103,50 @@ func condition(conds []any, t string, generation int64) (bool, string) {
 		return true, ""
 	}
 	return false, t + " is not reported"
+}
+
+// acceptingParents reads the status.parents of a route or an
+// InferencePool: the parents (Gateways) whose implementation reports
+// Accepted and ResolvedRefs True for obj's current generation, as "NS/NAME
+// (controller C)", and why each other parent does not. A parent's
+// namespace defaults to obj's. With refsOptional, a parent that does not
+// report ResolvedRefs at all still accepts: implementations of GAIE v1.0
+// set only Accepted on a pool.
+func acceptingParents(obj *unstructured.Unstructured, refsOptional bool) (accepted, rejected []string) {
+	parents, _, _ := unstructured.NestedSlice(obj.Object, "status", "parents")
+	for _, p := range parents {
+		m, ok := p.(map[string]any)
+		if !ok {
+			continue
+		}
+		conds, _, _ := unstructured.NestedSlice(m, "conditions")
+		ns := str(m, "parentRef", "namespace")
+		if ns == "" {
+			ns = obj.GetNamespace()
+		}
+		parent := ns + "/" + str(m, "parentRef", "name")
+		if k := str(m, "parentRef", "kind"); k != "" && k != "Gateway" {
+			parent = k + " " + parent
+		}
+		acc, why := condition(conds, "Accepted", obj.GetGeneration())
+		if acc && (!refsOptional || hasCondition(conds, "ResolvedRefs")) {
+			acc, why = condition(conds, "ResolvedRefs", obj.GetGeneration())
+		}
+		if acc {
+			accepted = append(accepted, fmt.Sprintf("%s (controller %s)", parent, str(m, "controllerName")))
+		} else {
+			rejected = append(rejected, parent+": "+why)
+		}
+	}
+	return accepted, rejected
+}
+
+// hasCondition is true when conds has a condition of type t.
+func hasCondition(conds []any, t string) bool {
+	return slices.ContainsFunc(conds, func(x any) bool {
+		m, ok := x.(map[string]any)
+		return ok && m["type"] == t
+	})
 }
 
 // statusConditions are an object's status.conditions.

@@ -91,7 +91,7 @@ func TestHTTPRoutesAccepted(t *testing.T) {
 	route := func(name, accepted, resolved string, weights []int64, header string) *unstructured.Unstructured {
 		return checkstest.HTTPRoute("ml", name, "inference/gw", controller, accepted, resolved, weights, header)
 	}
-	checkstest.RunCases(t, networking.HTTPRoutesAccepted{}, []checkstest.Case{
+	checkstest.RunCases(t, networking.HTTPRoutesAccepted{}, on(checkstest.WithoutInferenceExtension, []checkstest.Case{
 		{Name: "split and matched", Status: checks.Pass,
 			Reason: "HTTPRoute ml/llm, accepted by inference/gw (controller example.com/gateway-controller), splits by weight 80/20 and matches header x-model"},
 		{Name: "no route", Edit: func(w *checkstest.World) { w.Gateways = w.Gateways[:2] }, Status: checks.Skip, Reason: "there is no HTTPRoute"},
@@ -114,7 +114,11 @@ func TestHTTPRoutesAccepted(t *testing.T) {
 		{Name: "one accepted, one rejected", Edit: func(w *checkstest.World) {
 			w.Gateways = append(w.Gateways, route("embed", "False", "True", []int64{50, 50}, ""))
 		}, Status: checks.Warn, Reason: "1 of 2 HTTPRoutes not accepted: HTTPRoute ml/embed: inference/gw: Accepted is False Accepted"},
+		{Name: "the split route rejected beside a plain one accepted", Edit: func(w *checkstest.World) {
+			w.Gateways[2] = route("llm", "True", "False", []int64{80, 20}, "x-model")
+			w.Gateways = append(w.Gateways, route("plain", "True", "True", []int64{1}, ""))
+		}, Status: checks.Fail, Reason: "no HTTPRoute that splits by weight or matches a header is accepted with its refs resolved (1 route without either is): HTTPRoute ml/llm: inference/gw: ResolvedRefs is False ResolvedRefs"},
 		{Name: "stale acceptance", Edit: func(w *checkstest.World) { w.Gateways[2].SetGeneration(3) }, Status: checks.Fail,
 			Reason: "Accepted is True for generation 1, the object is at 3"},
-	}, nil)
+	}), nil)
 }

@@ -21,7 +21,7 @@ func (HTTPRoutesAccepted) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "httproutes-accepted", Title: "Routes that split by weight or match headers are accepted",
 		Requirement: "ai_inference",
-		Description: "Reads the HTTPRoutes. A route is accepted when, for one of its parents, the implementation (status.parents[].controllerName) reports Accepted and ResolvedRefs True for the route's current generation. Among accepted routes it looks for those that split traffic by weight (a rule with two or more backendRefs; the weights are reported) or match on a header (an OpenAI-style x-model header, say). Passes when at least one such route is accepted (warns when other routes are not); fails when there are routes and none is accepted; says nothing either way when there is no route, or none of the accepted ones splits or matches: then only the probe's own route shows it.",
+		Description: "Reads the HTTPRoutes. A route is accepted when, for one of its parents, the implementation (status.parents[].controllerName) reports Accepted and ResolvedRefs True for the route's current generation. Among accepted routes it looks for those that split traffic by weight (a rule with two or more backendRefs; the weights are reported) or match on a header (an OpenAI-style x-model header, say). Passes when at least one such route is accepted (warns when other routes are not); fails when there are routes and none is accepted, or when the routes that split or match are all refused while plain ones are accepted; says nothing either way when there is no route, or none of the accepted ones splits or matches: then only the probe's own route shows it.",
 		Remediation: "Check the route's parents and backends: `kubectl describe httproute -n NS NAME` shows each parent's Accepted and ResolvedRefs conditions with their reasons (NotAllowedByListeners, BackendNotFound, RefNotPermitted...).",
 	}
 }
@@ -48,12 +48,17 @@ func (HTTPRoutesAccepted) Run(ctx context.Context, env *checks.Env) (checks.Resu
 		r.Finish(checks.Skip, "there is no HTTPRoute: nothing shows traffic split or matched (the probe's route does)")
 		return r, nil
 	}
-	var shown, plain, rejected []string
+	// rejectedManaged are the rejected routes that split or match: what
+	// the requirement names, not shown at work.
+	var shown, plain, rejected, rejectedManaged []string
 	for _, rt := range routes {
 		name := checks.ObjectName(rt)
 		by, why := acceptedBy(rt)
 		if by == "" {
 			rejected = append(rejected, fmt.Sprintf("HTTPRoute %s: %s", name, why))
+			if trafficManagement(rt) != "" {
+				rejectedManaged = append(rejectedManaged, rejected[len(rejected)-1])
+			}
 			continue
 		}
 		if uses := trafficManagement(rt); uses != "" {
@@ -70,6 +75,11 @@ func (HTTPRoutesAccepted) Run(ctx context.Context, env *checks.Env) (checks.Resu
 		r.Finish(checks.Pass, "%s", checks.CapLines(shown, 3, "; "))
 	case len(plain) == 0:
 		r.Finish(checks.Fail, "none of %s is accepted with its refs resolved: %s", checks.Plural(len(routes), "HTTPRoute"), checks.CapLines(rejected, 3, "; "))
+	case len(rejectedManaged) > 0:
+		// Plain routes accepted say the implementation works; the routes
+		// that would show the requirement at work are refused.
+		r.Finish(checks.Fail, "no HTTPRoute that splits by weight or matches a header is accepted with its refs resolved (%s without either is): %s",
+			checks.Plural(len(plain), "route"), checks.CapLines(rejectedManaged, 3, "; "))
 	default:
 		reason := fmt.Sprintf("%s accepted (%s), none splits by weight or matches a header", checks.Plural(len(plain), "HTTPRoute"), checks.CapLines(plain, 3, ", "))
 		if len(rejected) > 0 {
@@ -80,36 +90,17 @@ func (HTTPRoutesAccepted) Run(ctx context.Context, env *checks.Env) (checks.Resu
 	return r, nil
 }
 
-// acceptedBy names the parent and implementation that accepted a route
-// with its refs resolved, "" with why when none did.
+// acceptedBy names the first parent, and its implementation, that accepted
+// a route with its refs resolved; "" with why when none did.
 func acceptedBy(rt *unstructured.Unstructured) (by, why string) {
-	parents, _, _ := unstructured.NestedSlice(rt.Object, "status", "parents")
-	if len(parents) == 0 {
+	accepted, rejected := acceptingParents(rt, false)
+	switch {
+	case len(accepted) > 0:
+		return accepted[0], ""
+	case len(rejected) == 0:
 		return "", "no implementation reports on it (status.parents is empty)"
 	}
-	var whys []string
-	for _, p := range parents {
-		m, ok := p.(map[string]any)
-		if !ok {
-			continue
-		}
-		conds, _, _ := unstructured.NestedSlice(m, "conditions")
-		parent := str(m, "parentRef", "name")
-		if ns := str(m, "parentRef", "namespace"); ns != "" {
-			parent = ns + "/" + parent
-		}
-		acc, accWhy := condition(conds, "Accepted", rt.GetGeneration())
-		res, resWhy := condition(conds, "ResolvedRefs", rt.GetGeneration())
-		switch {
-		case acc && res:
-			return fmt.Sprintf("%s (controller %s)", parent, str(m, "controllerName")), ""
-		case !acc:
-			whys = append(whys, parent+": "+accWhy)
-		default:
-			whys = append(whys, parent+": "+resWhy)
-		}
-	}
-	return "", strings.Join(whys, "; ")
+	return "", strings.Join(rejected, "; ")
 }
 
 // trafficManagement says how a route splits or matches traffic, "" when it

@@ -2,6 +2,7 @@ package observability_test
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -20,7 +22,11 @@ import (
 // withoutMonitoring removes the Prometheus Operator, its Prometheus and
 // its Service.
 func withoutMonitoring(w *checkstest.World) {
-	w.CRDs = w.CRDs[:len(w.CRDs)-3]
+	monitoring := map[string]bool{}
+	for _, c := range checkstest.MonitoringCRDs() {
+		monitoring[c.Name] = true
+	}
+	w.CRDs = slices.DeleteFunc(w.CRDs, func(c *apiextensionsv1.CustomResourceDefinition) bool { return monitoring[c.Name] })
 	w.Prometheuses, w.Services, w.Targets = nil, nil, nil
 }
 

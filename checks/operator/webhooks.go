@@ -179,7 +179,7 @@ func (WebhooksServed) Run(ctx context.Context, env *checks.Env) (checks.Result, 
 		if err != nil {
 			return r, err
 		}
-		if ready := readyEndpoints(slices); ready == 0 {
+		if ready := checks.ReadyEndpoints(slices); ready == 0 {
 			fails = append(fails, fmt.Sprintf("Service %s/%s has no ready endpoint: no pod is there to answer its webhooks", ns, name))
 		}
 	}
@@ -248,18 +248,4 @@ func caBundleHealth(bundle []byte, now time.Time) (fails, warns []string) {
 		}
 	}
 	return fails, warns
-}
-
-// readyEndpoints counts endpoints ready to serve. The API defines a missing
-// ready condition as ready.
-func readyEndpoints(slices []*discoveryv1.EndpointSlice) int {
-	n := 0
-	for _, s := range slices {
-		for _, e := range s.Endpoints {
-			if e.Conditions.Ready == nil || *e.Conditions.Ready {
-				n++
-			}
-		}
-	}
-	return n
 }

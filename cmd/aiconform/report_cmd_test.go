@@ -57,7 +57,7 @@ func TestReportDiff(t *testing.T) {
 		{"kserve crash-loops, kuberay still carries robust_controller", []string{"diff", demo, crashloop}, 0,
 			"controller-ready (kserve): pass → fail", ""},
 		{"no operator left: a regression", []string{"diff", demo, noOperator}, 1,
-			"robust_controller: Implemented → Not Implemented  [regression]", "REGRESSION: 6 requirements got worse: robust_controller"},
+			"robust_controller: Implemented → Not Implemented  [regression]", "REGRESSION: 9 requirements got worse: robust_controller"},
 		{"the way back is no regression", []string{"diff", noOperator, demo}, 0, "kserve: not detected → detected", ""},
 		{"json", []string{"diff", demo, noOperator, "-o", "json"}, 1, `"regressed": true`, "REGRESSION"},
 		{"one argument", []string{"diff", demo}, 2, "", "two report.json files, OLD and NEW; got 1"},

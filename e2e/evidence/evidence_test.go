@@ -86,11 +86,12 @@ var faults = map[string]struct {
 	"kueue-webhook-down":    {"webhooks-served", "kueue", checks.Fail},
 	"metrics-adapter-down":  {"metrics-apis", "", checks.Fail},
 	"cluster-autoscaler":    {"accelerator-scale-ups", "", checks.Pass},
-	"dra-driver-gone":       {"dra-devices", "", checks.Fail},
+	"dra-driver-gone":       {"dra-claims-allocated", "", checks.Skip},
 	"gpu-debug-pod":         {"device-access-mediated", "", checks.Fail},
 	"gpu-time-slicing":      {"gpu-sharing", "", checks.Pass},
 	"gvisor-sandbox":        {"sandbox-runtimes", "", checks.Pass},
 	"gateway-backend-gone":  {"httproutes-accepted", "", checks.Fail},
 	"gpu-metrics-missing":   {"accelerator-metrics", "", checks.Fail},
 	"model-metrics-down":    {"monitoring-targets", "", checks.Warn},
+	"inference-picker-down": {"inference-pools-ready", "", checks.Fail},
 }

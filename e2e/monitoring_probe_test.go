@@ -1,0 +1,93 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aiconform/aiconform/e2e/framework"
+	"github.com/aiconform/aiconform/report"
+	"github.com/aiconform/aiconform/rig"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+)
+
+// TestMonitoringProbeOnRealNode runs ai_service_metrics' probe where its
+// pod really serves: BusyBox's httpd in the rig's shell image on the real
+// node, discovered by the rig's Prometheus 3.16 by its prometheus.io
+// annotations (the community chart's kubernetes-pods job), scraped through
+// the rig's scrape proxy into the node's network, and its series queried
+// back through the API server's service proxy; as the published reader
+// and prober roles allow.
+func TestMonitoringProbeOnRealNode(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	aiconform := buildAiconform(t)
+	binDir := framework.RigBin(t)
+	c := startRigWith(ctx, t, "monprobe", rig.Options{BinDir: binDir, RealNodes: 1})
+	cs, err := kubernetes.NewForConfig(c.RESTConfig())
+	require.NoError(t, err)
+	dyn, err := dynamic.NewForConfig(c.RESTConfig())
+	require.NoError(t, err)
+	prom, err := c.InstallPrometheus(ctx, rig.OperatorOptions{BinDir: binDir})
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, prom.Stop()) }()
+
+	// The probe's pod asks for no accelerator and tolerates nothing: the
+	// real node, untainted, is the one node left schedulable, the kwok
+	// ones (where no container runs) cordoned.
+	node := rig.RealNodeName(1)
+	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	for _, n := range nodes.Items {
+		patch := []byte(`{"spec":{"unschedulable":true}}`)
+		if n.Name == node {
+			var kept []corev1.Taint
+			for _, taint := range n.Spec.Taints {
+				if taint.Key != rig.RealNodeTaint.Key {
+					kept = append(kept, taint)
+				}
+			}
+			patch, err = json.Marshal(map[string]any{"spec": map[string]any{"taints": kept}})
+			require.NoError(t, err)
+		}
+		_, err = cs.CoreV1().Nodes().Patch(ctx, n.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+		require.NoError(t, err)
+	}
+
+	// As the published roles allow, no more.
+	const as = "system:serviceaccount:metrics-auditors:metrics-prober"
+	bindRoles(ctx, t, cs, "metrics-auditors", "metrics-prober", "aiconform-reader.yaml")
+	bindRoles(ctx, t, cs, "metrics-auditors", "metrics-prober", "aiconform-prober.yaml")
+	var rep *report.Report
+	var md string
+	var probed report.Check
+	require.NoError(t, wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		rep, md, _ = runCheck(ctx, t, aiconform, c.Kubeconfig(), "ai_service_metrics",
+			"--as", as, "--probe", "--probe-timeout", "1m", "--probe-shell-image", rig.ShellImage)
+		probed = reportCheck(t, rep, "monitoring-probe", "")
+		return !strings.Contains(probed.Reason, "forbidden"), nil
+	}))
+	t.Logf("monitoring probe: %s: %s", probed.Status, probed.Reason)
+	require.Equal(t, "pass", probed.Status, probed.Reason)
+	t.Logf("timeline:\n%s", timeline(probed.Table))
+	assert.Contains(t, probed.Reason, "Prometheus monitoring/prometheus-server discovered the probe's pod")
+	assert.Contains(t, probed.Reason, "by its prometheus.io annotations")
+	assert.Contains(t, probed.Reason, "scrape pool kubernetes-pods")
+	// The evidence: the pod as sent, the targets and the query as read.
+	assert.Contains(t, md, "image: "+rig.ShellImage)
+	assert.Contains(t, md, `aiconform_probe_up`)
+	assert.Contains(t, md, "/proxy/api/v1/targets")
+	assert.Contains(t, md, "/proxy/api/v1/query?query=")
+	assertNoLeftovers(ctx, t, cs, dyn)
+}
