@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // component is what the rig's own processes beside the operators (the
@@ -47,16 +48,55 @@ func (k *component) notRunning() error {
 	return nil
 }
 
-// launch starts the process with args and env, its output in the rig's
-// logs.
-func (k *component) launch(args, env []string) error {
+// launch starts the process with args and env on the machine, its output
+// in the rig's logs.
+func (k *component) launch(args, env []string) error { return k.launchIn(nil, args, env) }
+
+// launchIn is launch inside a real node's namespaces when enter, nsenter's
+// arguments up to "--" (nodeEnter), is not empty. Unlike startIn it keeps
+// env, which a component needs (its KUBECONFIG). nsenter execs the binary:
+// the PID recorded is the component's, and so must be the executable the
+// state names, or a `rig down` in another process would not recognise it.
+func (k *component) launchIn(enter, args, env []string) error {
+	exe, argv := k.binary, args
+	if len(enter) > 0 {
+		exe, argv = "nsenter", append(append(slices.Clone(enter), k.binary), args...)
+	}
 	k.c.mu.Lock()
-	p, err := k.c.start(k.name, k.binary, args, filepath.Join(k.c.dir, "logs"), env, k.opts.Detached)
-	k.c.mu.Unlock()
-	if p != nil {
-		k.proc = p
+	defer k.c.mu.Unlock()
+	p, err := k.c.start(k.name, exe, argv, filepath.Join(k.c.dir, "logs"), env, k.opts.Detached)
+	if p == nil {
+		return err
+	}
+	k.proc = p
+	if err == nil && p.Exe != k.binary {
+		p.Exe = k.binary
+		err = k.c.saveState()
 	}
 	return err
+}
+
+// nodeEnter is what a component needs to run in real node i (counted from
+// 1): nsenter's arguments naming the namespaces of the node's holder, and
+// the socket of the node's CONNECT proxy, through which the machine
+// reaches the node's address. It refuses a holder that no longer runs: its
+// PID could name another process's namespaces by now.
+func (c *Cluster) nodeEnter(i int) (enter []string, connect string, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	name := RealNodeName(i)
+	for _, n := range c.state.RealNodes {
+		if n.Name != name {
+			continue
+		}
+		for _, p := range c.procs {
+			if p.PID == n.Holder && p.running() {
+				return []string{fmt.Sprintf("--net=/proc/%d/ns/net", n.Holder), fmt.Sprintf("--mount=/proc/%d/ns/mnt", n.Holder), "--"}, n.Connect, nil
+			}
+		}
+		return nil, "", fmt.Errorf("%s: the holder of its namespaces (pid %d) no longer runs", name, n.Holder)
+	}
+	return nil, "", fmt.Errorf("no real node %s: the rig has %d (Options.RealNodes)", name, len(c.state.RealNodes))
 }
 
 // PID returns the process's PID, 0 while it is stopped.

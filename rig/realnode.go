@@ -83,6 +83,12 @@ type realNode struct {
 	Name       string `json:"name"`
 	Dir        string `json:"dir"`
 	Containerd string `json:"containerd"` // its socket
+	// Holder is the PID of `rig node-net`, whose namespaces the node's
+	// processes enter (and a component run on the node, such as Traefik);
+	// Connect is its CONNECT proxy's socket, the machine's one way to the
+	// node's address and its pods.
+	Holder  int    `json:"holder"`
+	Connect string `json:"connect"`
 }
 
 // checkRealNodeHost says what the machine lacks to run real nodes.
@@ -149,7 +155,7 @@ func (c *Cluster) startRealNode(ctx context.Context, i int, binDir string, detac
 	if err := os.WriteFile(filepath.Join(dir, "cni", "10-rig.conflist"), cniConfig(dir, podCIDR), 0o644); err != nil {
 		return err
 	}
-	c.state.RealNodes = append(c.state.RealNodes, &realNode{Name: name, Dir: dir, Containerd: ctrdSock})
+	c.state.RealNodes = append(c.state.RealNodes, &realNode{Name: name, Dir: dir, Containerd: ctrdSock, Holder: holder.PID, Connect: sock})
 	ctrd, err := c.startIn(enter, name+"-containerd", "containerd", []string{"--config", ctrdConfig}, logDir, detached)
 	if err != nil {
 		return err
