@@ -165,3 +165,64 @@ func ToleratedBy(n *corev1.Node, res corev1.ResourceName) bool {
 	}
 	return true
 }
+
+// AcceleratorPick is where a probe's pod holding accelerators runs: the
+// node with the most of one accelerator resource free.
+type AcceleratorPick struct {
+	// Node is the node; nil when no Ready, schedulable node offering
+	// Resource has a probe's pods tolerated.
+	Node     *corev1.Node
+	Resource corev1.ResourceName
+	// Free is what Node has free of Resource; 0 when every one is in use.
+	Free int64
+}
+
+// PickAcceleratorNode picks the node and the resource for a probe's pods
+// that ask for accelerators: of the accelerator resources Ready nodes
+// offer (those want accepts; nil accepts all), the one with the most free
+// on one node, the first by name breaking ties, so that a probe needing
+// two has the best chance. skip says why there is nothing to pick: no
+// Ready node offers a resource a pod can request (DRA-only nodes offer
+// none).
+func PickAcceleratorNode(ctx context.Context, env *Env, want func(corev1.ResourceName) bool) (pick AcceleratorPick, skip string, err error) {
+	nodes, err := List[*corev1.Node](ctx, env, cluster.Query{Resource: cluster.Nodes})
+	if err != nil {
+		return AcceleratorPick{}, "", err
+	}
+	offered := map[corev1.ResourceName]bool{}
+	for _, n := range nodes {
+		if ready, _ := NodeReady(n); ready == corev1.ConditionTrue {
+			for res := range AcceleratorResources(n) {
+				if want == nil || want(res) {
+					offered[res] = true
+				}
+			}
+		}
+	}
+	if len(offered) == 0 {
+		return AcceleratorPick{}, "no Ready node offers an accelerator resource for a probe pod to request (DRA-only nodes are probed by dra-probe)", nil
+	}
+	var best FreeNode
+	found := false
+	for _, res := range SortedKeys(offered) {
+		free, err := FreeAccelerators(ctx, env, nodes, res)
+		if err != nil {
+			return AcceleratorPick{}, "", err
+		}
+		for _, f := range free {
+			if !found || f.Free > best.Free {
+				best, pick.Resource, found = f, res, true
+			}
+		}
+		if !found {
+			pick.Resource, found = res, true
+		}
+	}
+	pick.Free = best.Free
+	for _, n := range nodes {
+		if n.Name == best.Name {
+			pick.Node = n
+		}
+	}
+	return pick, "", nil
+}

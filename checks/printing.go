@@ -44,19 +44,27 @@ func (e *CreateError) Unwrap() error { return e.Err }
 // pods that do not end within the probe timeout, or a log that cannot be
 // read, an error that says where each pod stands.
 func PrintingPods(ctx context.Context, env *Env, r *Result, label string, pods []*unstructured.Unstructured, note func(pod, container string) string) (map[string]string, error) {
+	tl := &probe.Timeline{T0: env.Now()}
+	defer func() { r.Table = &Table{Header: []string{"EVENT", "AT (UTC)", "SINCE START"}, Rows: tl.Rows} }()
+	return PrintingPodsOn(ctx, env, r, tl, label, pods, note)
+}
+
+// PrintingPodsOn is PrintingPods for a probe whose printing pods are its
+// last step: their events go on tl, the probe's own timeline, which the
+// caller makes r's table.
+func PrintingPodsOn(ctx context.Context, env *Env, r *Result, tl *probe.Timeline, label string, pods []*unstructured.Unstructured, note func(pod, container string) string) (map[string]string, error) {
 	s := env.Probe
 	if _, err := s.EnsureNamespace(ctx); err != nil {
 		return nil, err
 	}
-	w := &printingWatch{now: env.Now, pods: map[string]*corev1.Pod{}, said: map[string]bool{}}
-	w.timeline.T0 = env.Now()
+	w := &printingWatch{now: env.Now, timeline: tl, pods: map[string]*corev1.Pod{}, said: map[string]bool{}}
 	// The watch starts where the first pod was created, so that nothing
 	// that happens to the others is missed; each pod as created is where
 	// its story starts.
 	var first string
 	var names []string
 	for _, pod := range pods {
-		created, err := ProbeCreate(ctx, env, r, &w.timeline, pod, note(pod.GetName(), ""))
+		created, err := ProbeCreate(ctx, env, r, w.timeline, pod, note(pod.GetName(), ""))
 		if err != nil {
 			return nil, &CreateError{Object: pod, Err: err}
 		}
@@ -78,7 +86,6 @@ func PrintingPods(ctx context.Context, env *Env, r *Result, label string, pods [
 		return nil, err
 	}
 	r.AddEvidence(ctx, env.Fresh(), cluster.Get{Resources: []cluster.Resource{cluster.Pods}, Namespace: s.Namespace, LabelSelector: label, Wide: true}, "the probe's pods and the node they ran on")
-	r.Table = &Table{Header: []string{"EVENT", "AT (UTC)", "SINCE START"}, Rows: w.timeline.Rows}
 	if !ok {
 		return nil, fmt.Errorf("the probe's pods did not finish within %s: %s", s.Timeout, w.unfinished(names))
 	}
@@ -106,7 +113,7 @@ const printingTag = "pods"
 // printingWatch follows a probe's printing pods.
 type printingWatch struct {
 	now      func() time.Time
-	timeline probe.Timeline
+	timeline *probe.Timeline
 	pods     map[string]*corev1.Pod
 	said     map[string]bool
 }
@@ -165,15 +172,15 @@ func (w *printingWatch) unfinished(names []string) string {
 			out = append(out, "pod "+name+" not seen")
 		case ended(p):
 		default:
-			out = append(out, fmt.Sprintf("pod %s %s%s", name, cmp.Or(string(p.Status.Phase), "Pending"), podWhy(p)))
+			out = append(out, fmt.Sprintf("pod %s %s%s", name, cmp.Or(string(p.Status.Phase), "Pending"), PodWhy(p)))
 		}
 	}
 	return strings.Join(out, "; ")
 }
 
-// podWhy is the last word on a pod that is not running to its end: the
+// PodWhy is the last word on a pod that is not running to its end: the
 // scheduler's condition, or a container's waiting reason.
-func podWhy(p *corev1.Pod) string {
+func PodWhy(p *corev1.Pod) string {
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status != corev1.ConditionTrue && c.Message != "" {
 			return " (" + c.Message + ")"

@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -14,9 +13,6 @@ import (
 	"github.com/aiconform/aiconform/rig"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -43,27 +39,8 @@ func TestMonitoringProbeOnRealNode(t *testing.T) {
 	require.NoError(t, err)
 	defer func() { assert.NoError(t, prom.Stop()) }()
 
-	// The probe's pod asks for no accelerator and tolerates nothing: the
-	// real node, untainted, is the one node left schedulable, the kwok
-	// ones (where no container runs) cordoned.
-	node := rig.RealNodeName(1)
-	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	require.NoError(t, err)
-	for _, n := range nodes.Items {
-		patch := []byte(`{"spec":{"unschedulable":true}}`)
-		if n.Name == node {
-			var kept []corev1.Taint
-			for _, taint := range n.Spec.Taints {
-				if taint.Key != rig.RealNodeTaint.Key {
-					kept = append(kept, taint)
-				}
-			}
-			patch, err = json.Marshal(map[string]any{"spec": map[string]any{"taints": kept}})
-			require.NoError(t, err)
-		}
-		_, err = cs.CoreV1().Nodes().Patch(ctx, n.Name, types.MergePatchType, patch, metav1.PatchOptions{})
-		require.NoError(t, err)
-	}
+	// The probe's pod asks for no accelerator and tolerates nothing.
+	onlyRealNodeSchedulable(ctx, t, cs, rig.RealNodeName(1))
 
 	// As the published roles allow, no more.
 	const as = "system:serviceaccount:metrics-auditors:metrics-prober"

@@ -96,6 +96,24 @@ func TestOnRealNode(t *testing.T) {
 		assertNoLeftovers(ctx, t, cs, dyn)
 	})
 
+	// driver_runtime_management: the stand-in GPUs are device nodes of
+	// NVIDIA's major that no driver answers. The container holding one
+	// finds neither the kernel module's version file nor nvidia-smi, and
+	// the probe fails it for that, as BusyBox words it.
+	t.Run("DriverVersionWithoutDriver", func(t *testing.T) {
+		rep, _, code := runCheck(ctx, t, aiconform, kubeconfig, "driver_runtime_management",
+			"--probe", "--probe-timeout", "1m", "--probe-shell-image", rig.ShellImage)
+		probed := reportCheck(t, rep, "driver-version-probe", "")
+		require.Equal(t, "fail", probed.Status, probed.Reason)
+		assert.Equal(t, "on node "+node+", the container holding one nvidia.com/gpu sees no NVIDIA driver: "+
+			"`cat /proc/driver/nvidia/version` printed \"cat: can't open '/proc/driver/nvidia/version': No such file or directory\"; "+
+			"`nvidia-smi --query-gpu=driver_version,name --format=csv,noheader` printed \"sh: nvidia-smi: not found\"", probed.Reason)
+		t.Logf("driver version probe: %s\ntimeline:\n%s", probed.Reason, timeline(probed.Table))
+		// A SHOULD that fails: exit 0 or 1, never 2.
+		assert.Contains(t, []int{0, 1}, code)
+		assertNoLeftovers(ctx, t, cs, dyn)
+	})
+
 	// docs/deploy's Job, as written but for what the rig needs: the rig's
 	// image of aiconform, and the API server reached from the node's own
 	// network (no kube-proxy on the rig makes the kubernetes Service's

@@ -36,9 +36,7 @@ func (AcceleratorDrivers) Run(ctx context.Context, env *checks.Env) (checks.Resu
 		return v.labelKeys(slices.Concat([]string{v.DriverVersion}, v.DriverVersionParts, []string{v.RuntimeVersion})...)
 	}, "each node's driver and runtime versions, as its vendor's labeller publishes them")
 	if slices.ContainsFunc(ns, func(ln *labelledNode) bool { return len(ln.slices) > 0 }) {
-		r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.ResourceSlices},
-			Columns: "NAME:.metadata.name,NODE:.spec.nodeName,DRIVER:.spec.driver,DRIVER_VERSION:.spec.devices[*].attributes.driverVersion.version"},
-			"the driver version each DRA driver publishes with its devices")
+		sliceDriverEvidence(ctx, env, &r)
 	}
 	state, details := clusterPolicies(ctx, env, &r)
 	if state != "" {
@@ -56,11 +54,8 @@ func (AcceleratorDrivers) Run(ctx context.Context, env *checks.Env) (checks.Resu
 		}
 		for _, v := range ln.vendors {
 			labelled := v.driverVersion(ln.node)
-			driver, from := ln.deviceAttribute("driverVersion"), "DRA device attribute"
-			switch {
-			case driver == "":
-				driver, from = labelled, v.Labeller+" labels"
-			case labelled != "" && labelled != driver:
+			driver, from := ln.advertisedDriver(v)
+			if from == draAttributeSource && labelled != "" && labelled != driver {
 				// One node, two words for its driver: one of them is stale.
 				differ = append(differ, fmt.Sprintf("node %s: its DRA driver publishes driver %s, its %s labels say %s", ln.node.Name, driver, v.Labeller, labelled))
 			}

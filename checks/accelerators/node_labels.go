@@ -153,6 +153,29 @@ func (ln *labelledNode) deviceAttribute(name string) string {
 	return ""
 }
 
+// draAttributeSource is where advertisedDriver found a version published
+// by a DRA driver.
+const draAttributeSource = "DRA device attribute"
+
+// advertisedDriver is the driver version the node advertises for the
+// vendor, and where: the device attribute driverVersion of its DRA driver
+// first, as the checklist looks forward to drivers publishing it, else
+// the vendor's labeller's labels. version is "" when neither says.
+func (ln *labelledNode) advertisedDriver(v vendorLabels) (version, from string) {
+	if version = ln.deviceAttribute("driverVersion"); version != "" {
+		return version, draAttributeSource
+	}
+	return v.driverVersion(ln.node), v.Labeller + " labels"
+}
+
+// sliceDriverEvidence shows the driver version each DRA driver publishes
+// with its devices, where advertisedDriver looks first.
+func sliceDriverEvidence(ctx context.Context, env *checks.Env, r *checks.Result) {
+	r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.ResourceSlices},
+		Columns: "NAME:.metadata.name,NODE:.spec.nodeName,DRIVER:.spec.driver,DRIVER_VERSION:.spec.devices[*].attributes.driverVersion.version"},
+		"the driver version each DRA driver publishes with its devices")
+}
+
 // addAllocatable shows the nodes' capacity and allocatable of each
 // accelerator resource they offer, a few nodes at most.
 func addAllocatable(ctx context.Context, env *checks.Env, r *checks.Result, ns []*labelledNode) {

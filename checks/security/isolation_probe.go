@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/aiconform/aiconform/checks"
-	"github.com/aiconform/aiconform/cluster"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -102,47 +101,19 @@ func (DeviceIsolationProbe) Run(ctx context.Context, env *checks.Env) (checks.Re
 	return r, nil
 }
 
-// planDevices picks the node and the resource: of the accelerator
-// resources Ready nodes offer, the one with the most free on one node
-// (the name breaks ties), so that two holders can be compared.
+// planDevices picks the node and the resource (checks.PickAcceleratorNode):
+// the most of one accelerator free on one node, so that two holders can be
+// compared.
 func planDevices(ctx context.Context, env *checks.Env) (devicePlan, string, error) {
-	nodes, err := checks.List[*corev1.Node](ctx, env, cluster.Query{Resource: cluster.Nodes})
-	if err != nil {
-		return devicePlan{}, "", err
+	pick, skip, err := checks.PickAcceleratorNode(ctx, env, nil)
+	if err != nil || skip != "" {
+		return devicePlan{}, skip, err
 	}
-	offered := map[corev1.ResourceName]bool{}
-	for _, n := range nodes {
-		if ready, _ := checks.NodeReady(n); ready == corev1.ConditionTrue {
-			for res := range checks.AcceleratorResources(n) {
-				offered[res] = true
-			}
-		}
+	plan := devicePlan{target: pick.Node, res: pick.Resource, free: pick.Free}
+	if pick.Node != nil {
+		plan.node = pick.Node.Name
 	}
-	if len(offered) == 0 {
-		return devicePlan{}, "no Ready node offers an accelerator resource for a probe pod to request (DRA-only nodes are probed by dra-probe)", nil
-	}
-	var best devicePlan
-	found := false
-	for _, res := range checks.SortedKeys(offered) {
-		free, err := checks.FreeAccelerators(ctx, env, nodes, res)
-		if err != nil {
-			return devicePlan{}, "", err
-		}
-		for _, f := range free {
-			if !found || f.Free > best.free {
-				best, found = devicePlan{node: f.Name, res: res, free: f.Free}, true
-			}
-		}
-		if !found {
-			best, found = devicePlan{res: res}, true
-		}
-	}
-	for _, n := range nodes {
-		if n.Name == best.node {
-			best.target = n
-		}
-	}
-	return best, "", nil
+	return plan, "", nil
 }
 
 // devicesPod is one of the probe's pods, bound for the plan's node.
