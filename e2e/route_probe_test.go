@@ -6,6 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
@@ -25,12 +29,15 @@ import (
 
 // TestRouteProbeOnRealNode runs ai_inference's route probe where its
 // requests really travel: Traefik, the rig's Gateway API implementation,
-// runs in the real node's network, the probe's backends and client are
-// BusyBox pods there, and the client's count of answers is read back
-// through the API server. First the cluster's Gateway admits routes of
-// its own namespace only, so the probe makes a Gateway of its own; then
-// it admits routes from every namespace, and the probe's route attaches to
-// its listener. As the published reader and prober roles allow.
+// runs in the real node's network and mount namespaces, the probe's
+// backends and client are BusyBox pods there, and the client's count of
+// answers is read back through the API server. First the cluster's Gateway
+// admits routes of its own namespace only, so the probe makes a Gateway of
+// its own; then it admits routes from every namespace, and the probe's
+// route attaches to its listener; then Traefik stops and starts again in
+// the same node, on the same port, and the probe passes again. Once the
+// rig stops, nothing runs in the node's network any more. As the
+// published reader and prober roles allow.
 func TestRouteProbeOnRealNode(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
@@ -41,9 +48,16 @@ func TestRouteProbeOnRealNode(t *testing.T) {
 	require.NoError(t, err)
 	dyn, err := dynamic.NewForConfig(c.RESTConfig())
 	require.NoError(t, err)
+	// No Stop of its own: the rig's stops it, as the end shows.
 	gw, err := c.InstallGatewayOnNode(ctx, rig.OperatorOptions{BinDir: binDir, Progress: testLogWriter{t}}, 1)
 	require.NoError(t, err)
-	defer func() { assert.NoError(t, gw.Stop()) }()
+	// The pods' gateway on their bridge: they have no route to the node's
+	// own address.
+	require.Equal(t, rig.RealNodePodCIDR(1).Addr().Next().String(), gw.Address())
+	holder := c.PIDs()[rig.RealNodeName(1)+"-net"]
+	require.NotZero(t, holder, "the node's holder: %v", c.PIDs())
+	nodeNet := nsLink(holder, "net")
+	assertInNode(t, gw.PID(), holder)
 	onlyRealNodeSchedulable(ctx, t, cs, rig.RealNodeName(1))
 
 	// The cluster's own Gateway: programmed, on Traefik's entrypoint.
@@ -58,7 +72,10 @@ spec:
   listeners:
   - {name: web, protocol: HTTP, port: %d}
 `, rig.GatewayClassName, gw.ListenerPort()))
-	waitConditions(ctx, t, dyn, rig.GatewaysGVR, "infra", shared.GetName(), time.Minute, "Programmed")
+	programmed := waitConditions(ctx, t, dyn, rig.GatewaysGVR, "infra", shared.GetName(), time.Minute, "Programmed")
+	addrs, _, _ := unstructured.NestedSlice(programmed.Object, "status", "addresses")
+	require.Len(t, addrs, 1)
+	assert.Equal(t, gw.Address(), addrs[0].(map[string]any)["value"], "the Gateway's status says where pods reach it")
 
 	const as = "system:serviceaccount:route-auditors:route-prober"
 	bindRoles(ctx, t, cs, "route-auditors", "route-prober", "aiconform-reader.yaml")
@@ -100,6 +117,48 @@ spec:
 		assert.Contains(t, probed.Reason, "through listener web of Gateway infra/shared (class traefik")
 		assert.NotContains(t, md, "kind: Gateway\n")
 	})
+	t.Run("after Traefik restarts", func(t *testing.T) {
+		port, old := gw.ListenerPort(), gw.PID()
+		require.NoError(t, gw.Stop())
+		assert.NoDirExists(t, fmt.Sprintf("/proc/%d", old), "Traefik stopped")
+		require.NoError(t, gw.Start(ctx))
+		assert.Equal(t, port, gw.ListenerPort())
+		assertInNode(t, gw.PID(), holder)
+		probeRoute(t)
+	})
+
+	// Nothing of the node's network outlives the rig: not Traefik, not any
+	// other process in the namespace.
+	traefik := gw.PID()
+	require.NoError(t, c.Stop())
+	assert.NoDirExists(t, fmt.Sprintf("/proc/%d", traefik), "Traefik outlived the rig")
+	var left []string
+	pids, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range pids {
+		pid, _ := strconv.Atoi(filepath.Base(p))
+		if nsLink(pid, "net") == nodeNet {
+			cmdline, _ := os.ReadFile(filepath.Join(p, "cmdline"))
+			left = append(left, fmt.Sprintf("%d: %s", pid, strings.ReplaceAll(string(cmdline), "\x00", " ")))
+		}
+	}
+	assert.Empty(t, left, "processes left in the node's network namespace %s", nodeNet)
+}
+
+// assertInNode asserts that pid runs in the network and mount namespaces
+// of the node's holder, not in the machine's.
+func assertInNode(t *testing.T, pid, holder int) {
+	t.Helper()
+	for _, ns := range []string{"net", "mnt"} {
+		assert.Equal(t, nsLink(holder, ns), nsLink(pid, ns), "pid %d in the node's %s namespace", pid, ns)
+		assert.NotEqual(t, nsLink(os.Getpid(), ns), nsLink(pid, ns), "pid %d in the machine's %s namespace", pid, ns)
+	}
+}
+
+// nsLink names the namespace of kind ns (net, mnt) process pid is in; ""
+// once it is gone.
+func nsLink(pid int, ns string) string {
+	l, _ := os.Readlink(fmt.Sprintf("/proc/%d/ns/%s", pid, ns))
+	return l
 }
 
 // onlyRealNodeSchedulable cordons every kwok node, where no container
