@@ -211,3 +211,41 @@ func PrintingPodSpec(image, script string, node *corev1.Node, timeout time.Durat
 	}
 	return spec
 }
+
+// CommandsScript is the script of a printing pod that runs commands one
+// after the other, each one's output headed by the command as a shell
+// prompt shows it ("$ uname -r"), and ends well whatever they print: a
+// missing file or tool is part of what the container sees.
+// CommandOutputs reads it back.
+func CommandsScript(commands ...string) string {
+	var b strings.Builder
+	for _, c := range commands {
+		fmt.Fprintf(&b, "echo '$ %s'; %s 2>&1; ", c, c)
+	}
+	return b.String() + "exit 0"
+}
+
+// CommandOutputs splits what a CommandsScript printed by its headings:
+// each command's output, trimmed, by command; a command missing did not
+// run. Lines before the first heading (a runtime's own complaint) are no
+// command's.
+func CommandOutputs(out string) map[string]string {
+	sections := map[string]string{}
+	var cur string
+	var lines []string
+	flush := func() {
+		if cur != "" {
+			sections[cur] = strings.TrimSpace(strings.Join(lines, "\n"))
+		}
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if cmd, ok := strings.CutPrefix(strings.TrimSpace(line), "$ "); ok {
+			flush()
+			cur, lines = cmd, nil
+			continue
+		}
+		lines = append(lines, line)
+	}
+	flush()
+	return sections
+}

@@ -45,16 +45,8 @@ var driverCommands = map[string][]string{
 	"AMD":    {amdgpuCommand},
 }
 
-// driverScript runs a vendor's commands, each headed by the command as a
-// shell prompt shows it, and ends well whatever they print: a missing
-// file or tool is part of what the container sees.
-func driverScript(vendor string) string {
-	var b strings.Builder
-	for _, c := range driverCommands[vendor] {
-		fmt.Fprintf(&b, "echo '$ %s'; %s 2>&1; ", c, c)
-	}
-	return b.String() + "exit 0"
-}
+// driverScript runs a vendor's commands (checks.CommandsScript).
+func driverScript(vendor string) string { return checks.CommandsScript(driverCommands[vendor]...) }
 
 // DriverVersionProbe runs a pod holding one accelerator and compares the
 // driver version its container sees with the one its node advertises.
@@ -113,7 +105,7 @@ func (DriverVersionProbe) Run(ctx context.Context, env *checks.Env) (checks.Resu
 	if err != nil {
 		return r, err
 	}
-	st, why := judgeDriver(parseDriverOutput(outputs[podDriver+"/"+driverHolder]), t)
+	st, why := judgeDriver(checks.CommandOutputs(outputs[podDriver+"/"+driverHolder]), t)
 	if st == checks.Error {
 		return r, errors.New(why)
 	}
@@ -186,32 +178,8 @@ func driverPod(image string, t driverTarget, timeout time.Duration) *corev1.Pod 
 }
 
 // driverOutput is what the container printed under each command's
-// heading, trimmed; a command missing did not run.
+// heading (checks.CommandOutputs); a command missing did not run.
 type driverOutput map[string]string
-
-// parseDriverOutput splits a container's output by the script's headings.
-// Lines before the first heading (a runtime's own complaint) are not any
-// command's.
-func parseDriverOutput(out string) driverOutput {
-	sections := driverOutput{}
-	var cur string
-	var lines []string
-	flush := func() {
-		if cur != "" {
-			sections[cur] = strings.TrimSpace(strings.Join(lines, "\n"))
-		}
-	}
-	for _, line := range strings.Split(out, "\n") {
-		if cmd, ok := strings.CutPrefix(strings.TrimSpace(line), "$ "); ok {
-			flush()
-			cur, lines = cmd, nil
-			continue
-		}
-		lines = append(lines, line)
-	}
-	flush()
-	return sections
-}
 
 // versionWord is a driver version as the tools print it: 570.124.06,
 // 6.10.5, with a packaging suffix at most.

@@ -23,7 +23,7 @@ func driverOut(t *testing.T, name string) driverOutput {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", name+".txt"))
 	require.NoError(t, err)
-	return parseDriverOutput(string(b))
+	return checks.CommandOutputs(string(b))
 }
 
 func TestDriverSeen(t *testing.T) {

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/aiconform/aiconform/checks"
 )
 
 // The device isolation probe's containers run devicesScript and print two
@@ -16,9 +18,8 @@ const (
 	smiCommand = "nvidia-smi -L"
 )
 
-// devicesScript prints both sections and ends well whatever they print: a
-// missing folder or tool is part of what is seen.
-var devicesScript = fmt.Sprintf("echo '$ %s'; %s 2>&1; echo '$ %s'; %s 2>&1; exit 0", lsCommand, lsCommand, smiCommand, smiCommand)
+// devicesScript prints both sections (checks.CommandsScript).
+var devicesScript = checks.CommandsScript(lsCommand, smiCommand)
 
 // charDevice is a character device of `ls -l` (GNU or BusyBox): its
 // major and minor numbers, then its name last.
@@ -58,35 +59,31 @@ type deviceView struct {
 // parseDevices reads a container's output.
 func parseDevices(out string) deviceView {
 	var v deviceView
-	section, dir := "", "/dev"
-	for _, line := range strings.Split(out, "\n") {
+	sections := checks.CommandOutputs(out)
+	ls, listed := sections[lsCommand]
+	v.listed = listed
+	dir := "/dev"
+	for _, line := range strings.Split(ls, "\n") {
 		line = strings.TrimRight(line, "\r")
-		if cmd, ok := strings.CutPrefix(line, "$ "); ok {
-			section = cmd
-			v.listed = v.listed || cmd == lsCommand
+		if strings.HasPrefix(line, "/") && strings.HasSuffix(line, ":") {
+			dir = strings.TrimSuffix(line, ":")
 			continue
 		}
-		switch section {
-		case lsCommand:
-			if strings.HasPrefix(line, "/") && strings.HasSuffix(line, ":") {
-				dir = strings.TrimSuffix(line, ":")
-				continue
-			}
-			m := charDevice.FindStringSubmatch(line)
-			if m == nil {
-				continue
-			}
-			path := dir + "/" + m[3]
-			switch {
-			case perDevice.MatchString(path):
-				v.devices = append(v.devices, device{path: path, major: m[1], minor: m[2]})
-			case control.MatchString(path):
-				v.control = append(v.control, path)
-			}
-		case smiCommand:
-			if m := smiGPU.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
-				v.gpus = append(v.gpus, m[1])
-			}
+		m := charDevice.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		path := dir + "/" + m[3]
+		switch {
+		case perDevice.MatchString(path):
+			v.devices = append(v.devices, device{path: path, major: m[1], minor: m[2]})
+		case control.MatchString(path):
+			v.control = append(v.control, path)
+		}
+	}
+	for _, line := range strings.Split(sections[smiCommand], "\n") {
+		if m := smiGPU.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
+			v.gpus = append(v.gpus, m[1])
 		}
 	}
 	return v

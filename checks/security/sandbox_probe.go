@@ -31,7 +31,7 @@ const (
 	bootIDCommand = "cat /proc/sys/kernel/random/boot_id"
 )
 
-var kernelScript = fmt.Sprintf("echo '$ %s'; %s 2>&1; echo '$ %s'; %s 2>&1; exit 0", unameCommand, unameCommand, bootIDCommand, bootIDCommand)
+var kernelScript = checks.CommandsScript(unameCommand, bootIDCommand)
 
 // SandboxProbe runs a pod in a sandbox RuntimeClass and one beside it on
 // the same node, and compares the kernel each sees.
@@ -125,19 +125,17 @@ type kernelView struct {
 // not print.
 func parseKernel(out string) kernelView {
 	var v kernelView
-	section := ""
-	for _, line := range strings.Split(out, "\n") {
-		line = strings.TrimSpace(line)
-		if cmd, ok := strings.CutPrefix(line, "$ "); ok {
-			section = cmd
-			continue
-		}
-		switch {
-		case line == "":
-		case section == unameCommand && v.release == "":
+	sections := checks.CommandOutputs(out)
+	for _, line := range strings.Split(sections[unameCommand], "\n") {
+		if line = strings.TrimSpace(line); line != "" {
 			v.release = line
-		case section == bootIDCommand && v.bootID == "" && len(line) == 36 && strings.Count(line, "-") == 4:
+			break
+		}
+	}
+	for _, line := range strings.Split(sections[bootIDCommand], "\n") {
+		if line = strings.TrimSpace(line); len(line) == 36 && strings.Count(line, "-") == 4 {
 			v.bootID = line
+			break
 		}
 	}
 	return v
