@@ -17,7 +17,9 @@ import (
 // security) asks it here.
 func IsAccelerator(name corev1.ResourceName) bool {
 	n := string(name)
-	return n == "nvidia.com/gpu" || strings.HasPrefix(n, "nvidia.com/mig-") || n == "amd.com/gpu" ||
+	// nvidia.com/gpu.shared is what NVIDIA's device plugin renames its
+	// time-sliced or MPS replicas to, when configured to.
+	return n == "nvidia.com/gpu" || n == "nvidia.com/gpu.shared" || strings.HasPrefix(n, "nvidia.com/mig-") || n == "amd.com/gpu" ||
 		strings.HasPrefix(n, "gpu.intel.com/") || n == "habana.ai/gaudi"
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/e2e/framework"
+	"github.com/aiconform/aiconform/report"
 	"github.com/aiconform/aiconform/rig"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -21,6 +22,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -72,11 +74,22 @@ func TestAcceleratorMetricsOnRig(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, rig.VirtualRange.Contains(ip), "kwok gave the exporter pod %s, outside the virtual range", ip)
 	metrics := rig.MetricsHandler(rig.DCGMMetrics(rig.GPUNodeName, rig.GPUCount, rig.GPUDriverVersion))
-	var broken atomic.Bool
+	var broken, mapping atomic.Bool
 	require.NoError(t, c.ServeVirtual(netip.AddrPortFrom(ip, rig.DCGMExporterPort), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if broken.Load() {
 			http.Error(w, "DCGM: failed to connect to the host engine", http.StatusInternalServerError)
 			return
+		}
+		// With its Kubernetes mapping, the exporter names the pod
+		// running on the node that holds a GPU, here GPU 0 busy.
+		if mapping.Load() {
+			held, err := cs.CoreV1().Pods("").List(r.Context(), metav1.ListOptions{LabelSelector: "aiconform.io/load", FieldSelector: "spec.nodeName=" + rig.GPUNodeName})
+			if err == nil && len(held.Items) == 1 && held.Items[0].Status.Phase == corev1.PodRunning {
+				p := held.Items[0]
+				rig.MetricsHandler(rig.DCGMMetrics(rig.GPUNodeName, rig.GPUCount, rig.GPUDriverVersion,
+					rig.DCGMHolder{GPU: 0, Namespace: p.Namespace, Pod: p.Name, Container: p.Spec.Containers[0].Name, Util: 100})).ServeHTTP(w, r)
+				return
+			}
 		}
 		metrics.ServeHTTP(w, r)
 	})))
@@ -96,6 +109,8 @@ func TestAcceleratorMetricsOnRig(t *testing.T) {
 	assert.Equal(t, "NVIDIA DCGM Exporter serves utilization and memory for each of 8 accelerators on 1 accelerator node, with temperature, power and interconnect", r.Reason)
 	framework.AssertEvidenceReRuns(t, binDir, c.Kubeconfig(), as, out)
 
+	acceleratorLoadOnRig(ctx, t, c, cs, &mapping)
+
 	// The exporter loses its host engine and answers 500: the node is
 	// named.
 	broken.Store(true)
@@ -109,6 +124,46 @@ func TestAcceleratorMetricsOnRig(t *testing.T) {
 	broken.Store(false)
 
 	serviceMetricsOnRig(ctx, t, c, cs, binDir, as)
+}
+
+// accelerator-load-probe on the same rig, as the published reader and
+// prober roles: the real scheduler binds the probe's pod holding a GPU to
+// the GPU node, kwok runs it, and the probe reads the exporter through
+// the API server's pod proxy while it runs. kwok runs no load: the
+// exporter stands in for DCGM's with its pod mapping, busy on the GPU it
+// gives the pod (mapping), or does not move at all.
+func acceleratorLoadOnRig(ctx context.Context, t *testing.T, c *rig.Cluster, cs kubernetes.Interface, mapping *atomic.Bool) {
+	aiconform := buildAiconform(t)
+	kubeconfig := c.Kubeconfig()
+	dyn, err := dynamic.NewForConfig(c.RESTConfig())
+	require.NoError(t, err)
+	const as = "system:serviceaccount:metrics-auditors:metrics-prober"
+	bindRoles(ctx, t, cs, "metrics-auditors", "metrics-prober", "aiconform-reader.yaml")
+	bindRoles(ctx, t, cs, "metrics-auditors", "metrics-prober", "aiconform-prober.yaml")
+	probe := func(t *testing.T) report.Check {
+		var rep *report.Report
+		// RBAC takes a moment to see a new binding.
+		require.NoError(t, wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			rep, _, _ = runCheck(ctx, t, aiconform, kubeconfig, "accelerator_metrics", "--as", as, "--probe", "--probe-timeout", "20s")
+			return !strings.Contains(reportCheck(t, rep, "accelerator-load-probe", "").Reason, "forbidden"), nil
+		}))
+		r := reportCheck(t, rep, "accelerator-load-probe", "")
+		t.Logf("%s: %s\ntimeline:\n%s", r.Status, r.Reason, timeline(r.Table))
+		assertNoLeftovers(ctx, t, cs, dyn)
+		return r
+	}
+	t.Run("LoadSeen", func(t *testing.T) {
+		mapping.Store(true)
+		defer mapping.Store(false)
+		r := probe(t)
+		require.Equal(t, "pass", r.Status, r.Reason)
+		assert.Regexp(t, `^on node kwok-gpu-node, the accelerator NVIDIA DCGM Exporter ties to the probe's pod aiconform-probe-[0-9a-z-]+/aiconform-load: DCGM_FI_DEV_GPU_UTIL of gpu=0 went from 0 to 100 [0-9.]+ s after the load started, read through the API server$`, r.Reason)
+	})
+	t.Run("LoadNotSeen", func(t *testing.T) {
+		r := probe(t)
+		require.Equal(t, "fail", r.Status, r.Reason)
+		assert.Contains(t, r.Reason, "on node kwok-gpu-node, no accelerator's DCGM_FI_DEV_GPU_UTIL rose by 10 over ")
+	})
 }
 
 // ai_service_metrics on the same rig, with a real Prometheus: its

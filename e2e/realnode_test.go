@@ -114,6 +114,40 @@ func TestOnRealNode(t *testing.T) {
 		assertNoLeftovers(ctx, t, cs, dyn)
 	})
 
+	// gpu_sharing: the stand-in device plugin time-slices its 4 devices 2
+	// ways (replica IDs <device>::<n>, each replica given its device's node
+	// and named in NVIDIA_VISIBLE_DEVICES), and the node says so in GPU
+	// Feature Discovery's labels. With 8 shares free on a node of 4 GPUs
+	// the probe runs 5 pods, which the real scheduler binds and the kubelet
+	// gives replicas: two must hold replicas of one device. nvidia-smi is
+	// not in the image, so the plugin's IDs are what the probe compares.
+	t.Run("GPUSharingTimeSliced", func(t *testing.T) {
+		sharePlugin(ctx, t, cs, node, 2)
+		labels := `{"metadata":{"labels":{"nvidia.com/gpu.count":"%d","nvidia.com/gpu.sharing-strategy":"time-slicing","nvidia.com/gpu.replicas":"2"}}}`
+		_, err := cs.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, fmt.Appendf(nil, labels, rig.RealNodeGPUs), metav1.PatchOptions{})
+		require.NoError(t, err)
+		defer func() {
+			unlabel := `{"metadata":{"labels":{"nvidia.com/gpu.count":null,"nvidia.com/gpu.sharing-strategy":null,"nvidia.com/gpu.replicas":null}}}`
+			_, err := cs.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, []byte(unlabel), metav1.PatchOptions{})
+			assert.NoError(t, err)
+			sharePlugin(ctx, t, cs, node, 1)
+		}()
+		rep, md, code := runCheck(ctx, t, aiconform, kubeconfig, "gpu_sharing",
+			"--probe", "--probe-timeout", "1m", "--probe-shell-image", rig.ShellImage)
+		probed := reportCheck(t, rep, "gpu-sharing-probe", "")
+		require.Equal(t, "pass", probed.Status, probed.Reason)
+		assert.Regexp(t, `^pods aiconform-share-[a-e] and aiconform-share-[a-e], on node `+node+`, each holding one nvidia.com/gpu \(time-slicing, 2 replicas per GPU\), are bound to the same GPU rig-nvidia\d \(aiconform-share-[a-e]: rig-nvidia\d::[01]; aiconform-share-[a-e]: rig-nvidia\d::[01]\), as NVIDIA_VISIBLE_DEVICES shows \(5 pods on a node of 4 GPUs: two had to share one\)$`, probed.Reason)
+		// The evidence holds the pods sent and what each printed.
+		assert.Contains(t, md, "name: aiconform-share-e")
+		assert.Regexp(t, `rig-nvidia\d::[01]`, md)
+		assert.Contains(t, md, "sh: nvidia-smi: not found")
+		v := requirement(t, rep, "gpu_sharing")
+		assert.Equal(t, "Implemented", v.Status, v.Conclusion)
+		assert.Equal(t, 0, code)
+		t.Logf("GPU sharing probe: %s\ntimeline:\n%s", probed.Reason, timeline(probed.Table))
+		assertNoLeftovers(ctx, t, cs, dyn)
+	})
+
 	// docs/deploy's Job, as written but for what the rig needs: the rig's
 	// image of aiconform, and the API server reached from the node's own
 	// network (no kube-proxy on the rig makes the kubernetes Service's
@@ -188,6 +222,42 @@ func TestOnRealNode(t *testing.T) {
 		}
 		t.Logf("in-cluster Job: %d requirements, %d checks, passed=%v", len(rep.Requirements), checked, rep.Summary.Passed)
 	})
+}
+
+// sharePlugin runs the rig's stand-in device plugin with replicas shares
+// of each device, and waits until node advertises that many GPUs and the
+// plugin's pod is Ready.
+func sharePlugin(ctx context.Context, t *testing.T, cs kubernetes.Interface, node string, replicas int) {
+	t.Helper()
+	dss := cs.AppsV1().DaemonSets(rig.DevicePluginNamespace)
+	ds, err := dss.Get(ctx, rig.GPUPluginDaemonSet, metav1.GetOptions{})
+	require.NoError(t, err)
+	c := &ds.Spec.Template.Spec.Containers[0]
+	var args []string
+	for i := 0; i < len(c.Args); i++ {
+		if c.Args[i] == "--replicas" {
+			i++
+			continue
+		}
+		args = append(args, c.Args[i])
+	}
+	if replicas > 1 {
+		args = append(args, "--replicas", fmt.Sprint(replicas))
+	}
+	c.Args = args
+	_, err = dss.Update(ctx, ds, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	want := int64(rig.RealNodeGPUs * replicas)
+	require.Eventually(t, func() bool {
+		n, err := cs.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		got := n.Status.Allocatable[rig.GPUResource]
+		d, err := dss.Get(ctx, rig.GPUPluginDaemonSet, metav1.GetOptions{})
+		return err == nil && got.Value() == want && d.Status.ObservedGeneration == d.Generation &&
+			d.Status.UpdatedNumberScheduled == d.Status.DesiredNumberScheduled && d.Status.NumberReady == d.Status.DesiredNumberScheduled
+	}, 2*time.Minute, 200*time.Millisecond, "%s advertises %d %s", node, want, rig.GPUResource)
 }
 
 // jobCondition is the Job's condition of type ct when it is True.

@@ -75,6 +75,10 @@ type Session struct {
 	// isolation probe's): DefaultShellImage, or its copy in a registry an
 	// air-gapped cluster reaches.
 	ShellImage string
+	// LoadImage, when set, runs the accelerator load probe's pod in place
+	// of its vendor's image (the load program at the same path): a copy
+	// in a registry an air-gapped cluster reaches.
+	LoadImage string
 	// ScaleUp allows the probe that makes the cluster autoscaler add a
 	// node, which the user opts into apart from the others.
 	ScaleUp bool

@@ -461,7 +461,7 @@ func TestChecksOnFakeCluster(t *testing.T) {
 			tweak: func(t *testing.T, w *checkstest.World) {
 				w.Nodes = []*corev1.Node{
 					checkstest.Node("cpu-node-1", corev1.ConditionTrue, nil),
-					checkstest.Node("fpga-node-1", corev1.ConditionTrue, corev1.ResourceList{"xilinx.com/fpga": resource.MustParse("1"), "nvidia.com/gpu.shared": resource.MustParse("1")}),
+					checkstest.Node("fpga-node-1", corev1.ConditionTrue, corev1.ResourceList{"xilinx.com/fpga": resource.MustParse("1"), "example.com/gpu": resource.MustParse("1")}),
 				}
 			},
 			want: []expect{

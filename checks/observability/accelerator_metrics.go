@@ -61,17 +61,7 @@ func (AcceleratorMetrics) Run(ctx context.Context, env *checks.Env) (checks.Resu
 		return r, err
 	}
 	// The exporters' DaemonSets, by UID: their pods name them as owner.
-	owners := map[types.UID]*exporter{}
-	var dsNames []string
-	for _, ds := range sets {
-		for i := range known {
-			if slices.ContainsFunc(ds.Spec.Template.Spec.Containers, func(c corev1.Container) bool { return known[i].isImage(c.Image) }) {
-				owners[ds.UID] = &known[i]
-				dsNames = append(dsNames, ds.Name)
-				break
-			}
-		}
-	}
+	owners, dsNames := exporterOwners(sets, known)
 	if len(owners) == 0 {
 		r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.DaemonSets}, AllNamespaces: true}, "")
 		r.Finish(checks.Fail, "no accelerator metrics exporter runs: no DaemonSet runs the image of %s", exporterNames(known))

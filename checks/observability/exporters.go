@@ -26,6 +26,9 @@ type exporter struct {
 	DeviceLabels []string            `yaml:"deviceLabels"`
 	Prefixes     []string            `yaml:"prefixes"`
 	Metrics      map[string][]string `yaml:"metrics"`
+	// Load is how accelerator-load-probe loads one of the vendor's
+	// accelerators; nil where no load is known.
+	Load *loadSpec `yaml:"load"`
 }
 
 func exporters() ([]exporter, error) {

@@ -23,8 +23,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/watch"
-	k8stesting "k8s.io/client-go/testing"
 )
 
 const probeRun = "20270102-030405-abcd"
@@ -147,24 +145,13 @@ func runProbe(t *testing.T, tc probeCase) (checks.Result, error, *checkstest.Fak
 		}
 		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "services/proxy"}, path)
 	}
-	// The API server gives what is created a resourceVersion; the fake's
-	// kubelet runs the pod and reports it, as a watch from there shows.
-	f.Dyn.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		u := a.(k8stesting.CreateAction).GetObject().(*unstructured.Unstructured).DeepCopy()
-		u.SetNamespace(probeNS)
-		u.SetResourceVersion("1")
-		return true, u, nil
-	})
-	f.Dyn.PrependWatchReactor("pods", func(a k8stesting.Action) (bool, watch.Interface, error) {
+	// The fake's kubelet runs the pod and reports it.
+	f.Kubelet(t, probeNS, func(*corev1.Pod) *corev1.Pod {
 		p := probePod()
 		if tc.pod != nil {
 			tc.pod(p)
 		}
-		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p)
-		require.NoError(t, err)
-		fw := watch.NewFakeWithChanSize(1, false)
-		fw.Modify(&unstructured.Unstructured{Object: m})
-		return true, fw, nil
+		return p
 	})
 	if tc.react != nil {
 		tc.react(f)

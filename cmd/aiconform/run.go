@@ -36,6 +36,9 @@ type RunFlags struct {
 	// ProbeShellImage runs the probe pods that print what they see
 	// (--probe-shell-image).
 	ProbeShellImage string
+	// ProbeLoadImage runs the accelerator load probe's pod in place of its
+	// vendor's image (--probe-load-image).
+	ProbeLoadImage string
 	// HPAMetric is the external metric the HPA probe scales on first
 	// (--hpa-metric).
 	HPAMetric string
@@ -66,6 +69,7 @@ func (f *RunFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.ProbeTimeout, "probe-timeout", 5*time.Minute, "how long a canary may take to be reconciled, and then collected once deleted")
 	fs.StringVar(&f.ProbeImage, "probe-image", probe.DefaultImage, "the image of the pods a probe runs itself (the gang probe's); its copy in your registry for an air-gapped cluster")
 	fs.StringVar(&f.ProbeShellImage, "probe-shell-image", probe.DefaultShellImage, "the image of the probe pods that print what they see (a shell and ls: the device isolation probe's); its copy in your registry for an air-gapped cluster")
+	fs.StringVar(&f.ProbeLoadImage, "probe-load-image", "", "the image of the accelerator load probe's pod (default: its vendor's, nvcr.io/nvidia/cloud-native/dcgm for NVIDIA); its copy in your registry for an air-gapped cluster")
 	fs.StringVar(&f.HPAMetric, "hpa-metric", "", "an external metric the HPA probe scales on, NAME or NAME{label=value,...}, with a value above zero in the probe's namespace (default: those the cluster's own HPAs and its known adapters use)")
 	fs.BoolVar(&f.ProbeScaleUp, "probe-scale-up", false, "with --probe, also make the cluster autoscaler add an accelerator node for pods no node can take, run them on it and watch it go once they are deleted: it costs a node for minutes")
 	fs.BoolVar(&f.Redact, "redact", false, "replace node names, IP addresses, URL hosts and cloud account ids with stable pseudonyms in every output, for a public report")
@@ -150,6 +154,7 @@ func (f *RunFlags) Report(ctx context.Context, ids []string, failOn checks.Level
 		}
 		sess.Image = f.ProbeImage
 		sess.ShellImage = f.ProbeShellImage
+		sess.LoadImage = f.ProbeLoadImage
 		sess.ScaleUp = f.ProbeScaleUp
 		if f.HPAMetric != "" {
 			m, _ := probe.ParseMetric(f.HPAMetric) // checked by Validate

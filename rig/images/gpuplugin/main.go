@@ -4,7 +4,10 @@
 // device-plugin API, and gives a container that is allocated one exactly
 // that device's node, so that the kubelet really mediates access. The
 // device nodes are the rig's own (a major no driver of this kernel
-// answers), so a container can see them but do nothing with them.
+// answers), so a container can see them but do nothing with them. With
+// -replicas N it advertises each device N times, as a device plugin that
+// time-slices does: replica IDs <id>::<n>, and every replica of a device
+// gives its container that same device node.
 package main
 
 import (
@@ -30,10 +33,11 @@ func main() {
 	resource := flag.String("resource", "nvidia.com/gpu", "the extended resource the devices are")
 	devices := flag.String("devices", "", "folder of the device nodes to advertise, one device each (nvidia0, nvidia1...)")
 	prefix := flag.String("container-path", "/dev", "where a container finds its device node")
+	replicas := flag.Int("replicas", 1, "how many shares of each device to advertise (time-slicing); above 1, IDs are <device>::<n>")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *resource, *devices, *prefix); err != nil && !errors.Is(err, context.Canceled) {
+	if err := run(ctx, *resource, *devices, *prefix, *replicas); err != nil && !errors.Is(err, context.Canceled) {
 		log.Fatal(err)
 	}
 }
@@ -41,13 +45,14 @@ func main() {
 // plugin answers the kubelet for one resource.
 type plugin struct {
 	pluginapi.UnimplementedDevicePluginServer
-	// nodes are the device nodes by device ID.
+	// nodes are the device nodes by device ID (a replica's are its
+	// device's).
 	nodes  map[string]string
 	ids    []string
 	prefix string
 }
 
-func run(ctx context.Context, resource, dir, prefix string) error {
+func run(ctx context.Context, resource, dir, prefix string, replicas int) error {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return err
@@ -58,8 +63,16 @@ func run(ctx context.Context, resource, dir, prefix string) error {
 			continue
 		}
 		id := "rig-" + e.Name()
-		p.nodes[id] = filepath.Join(dir, e.Name())
-		p.ids = append(p.ids, id)
+		if replicas <= 1 {
+			p.nodes[id] = filepath.Join(dir, e.Name())
+			p.ids = append(p.ids, id)
+			continue
+		}
+		for n := range replicas {
+			rid := fmt.Sprintf("%s::%d", id, n)
+			p.nodes[rid] = filepath.Join(dir, e.Name())
+			p.ids = append(p.ids, rid)
+		}
 	}
 	if len(p.ids) == 0 {
 		return fmt.Errorf("no device nodes in %s", dir)
@@ -137,21 +150,30 @@ func (p *plugin) ListAndWatch(_ *pluginapi.Empty, s grpc.ServerStreamingServer[p
 }
 
 // Allocate gives each container the device nodes of its devices, and no
-// other.
+// other, once each however many of a device's replicas it holds; and names
+// its device IDs in NVIDIA_VISIBLE_DEVICES, as NVIDIA's plugin tells
+// NVIDIA's container runtime (which the rig has not: nothing reads it but
+// the container).
 func (p *plugin) Allocate(_ context.Context, req *pluginapi.AllocateRequest) (*pluginapi.AllocateResponse, error) {
 	resp := &pluginapi.AllocateResponse{}
 	for _, cr := range req.ContainerRequests {
 		car := &pluginapi.ContainerAllocateResponse{Envs: map[string]string{}}
+		given := map[string]bool{}
 		for _, id := range cr.DevicesIds {
 			node, ok := p.nodes[id]
 			if !ok {
 				return nil, fmt.Errorf("unknown device %q", id)
 			}
+			if given[node] {
+				continue
+			}
+			given[node] = true
 			car.Devices = append(car.Devices, &pluginapi.DeviceSpec{
 				HostPath: node, ContainerPath: filepath.Join(p.prefix, filepath.Base(node)), Permissions: "rw",
 			})
 		}
 		car.Envs["RIG_ALLOCATED_DEVICES"] = strings.Join(cr.DevicesIds, ",")
+		car.Envs["NVIDIA_VISIBLE_DEVICES"] = strings.Join(cr.DevicesIds, ",")
 		resp.ContainerResponses = append(resp.ContainerResponses, car)
 	}
 	return resp, nil
