@@ -29,6 +29,7 @@ func TestOperatorVersionsMatchToolsModules(t *testing.T) {
 		// The CRDs the rig installs are the release Traefik's clients are.
 		{"traefik", GatewayAPIModule, GatewayAPIVersion},
 		{"prometheus", PrometheusModule, PrometheusVersion},
+		{"prometheus-operator", PrometheusOperatorModule, PrometheusOperatorVersion},
 	} {
 		t.Run(tc.toolsDir, func(t *testing.T) {
 			path := filepath.Join("..", "tools", tc.toolsDir, "go.mod")

@@ -68,6 +68,9 @@ type Prometheus struct {
 	// place of the annotation; interval is how often.
 	keep     string
 	interval time.Duration
+	// configured, when set, is the whole configuration in place of the
+	// kubernetes-pods job (the Prometheus Operator's, rewritten).
+	configured []byte
 }
 
 // InstallPrometheus starts Prometheus and creates its pod and Service in
@@ -152,6 +155,8 @@ func (p *Prometheus) Start(ctx context.Context) error {
 		"--storage.tsdb.path=" + filepath.Join(p.dir, "data"),
 		"--web.listen-address=127.0.0.1:" + strconv.Itoa(p.port),
 		"--log.level=info",
+		// On loopback only: what the operator's config-reloader calls.
+		"--web.enable-lifecycle",
 	}
 	if err := p.launch(args, childEnv()); err != nil {
 		return err
@@ -207,8 +212,12 @@ func (p *Prometheus) Stop() error {
 }
 
 // config is the server's configuration: one job, the community chart's
-// kubernetes-pods, scraping through the rig's scrape proxy.
+// kubernetes-pods, scraping through the rig's scrape proxy (unless it is
+// configured otherwise).
 func (p *Prometheus) config() []byte {
+	if p.configured != nil {
+		return p.configured
+	}
 	keepLabel, keepValue := "__meta_kubernetes_pod_annotation_prometheus_io_scrape", "true"
 	if k, v, ok := strings.Cut(p.keep, "="); ok {
 		keepLabel, keepValue = "__meta_kubernetes_pod_label_"+PromLabelName(k), v
