@@ -14,8 +14,9 @@ import (
 
 // Kubelet makes the fake run the pods a probe creates in namespace, as an
 // API server and a kubelet would show them: each create is answered in
-// namespace with resourceVersion 1, and a watch of pods then shows each
-// pod created so far as status makes it (bound, Running, ended...).
+// namespace with resourceVersion 1 (and kept, for a deletion), and a
+// watch of pods then shows each pod created so far as status makes it
+// (bound, Running, ended...).
 func (f *FakeCluster) Kubelet(t testing.TB, namespace string, status func(created *corev1.Pod) *corev1.Pod) {
 	var mu sync.Mutex
 	var created []*corev1.Pod
@@ -28,6 +29,8 @@ func (f *FakeCluster) Kubelet(t testing.TB, namespace string, status func(create
 		mu.Lock()
 		created = append(created, &p)
 		mu.Unlock()
+		// Kept, so that the probe can delete it.
+		require.NoError(t, f.Dyn.Tracker().Create(a.GetResource(), u, namespace))
 		return true, u, nil
 	})
 	f.Dyn.PrependWatchReactor("pods", func(k8stesting.Action) (bool, watch.Interface, error) {

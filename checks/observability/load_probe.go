@@ -88,7 +88,7 @@ func (AcceleratorLoadProbe) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "accelerator-load-probe", Title: "An accelerator's utilization metric moves while a workload uses it",
 		Requirement: "accelerator_metrics", Probe: true,
-		Description: "Under --probe only. Picks the Ready, schedulable accelerator node with the most free of a resource whose exporter checks/observability/exporters.yaml knows how to load (NVIDIA's: dcgmproftester in DCGM's image, with no privilege), finds the exporter pod on it as accelerator-metrics does, and reads its metrics through the API server's pod proxy, as `kubectl get --raw` does: the utilization of each device before the load. Then one pod (--probe-load-image, else the vendor's image; non-root, no privilege, all capabilities dropped, CPU and memory limits, a deadline) holding one accelerator runs the load for up to two minutes while the probe reads the exporter every 5 seconds. Passes when the device the exporter ties to the probe's pod (its pod and namespace labels) rises by the stated amount (10 points of DCGM_FI_DEV_GPU_UTIL); warns when a device of the node rises but no series names the pod, so the rise cannot be tied to it; fails when the load runs to its end (and 40 seconds after) with no device rising, when the node has no Ready exporter, or when the exporter serves no utilization the probe can watch. An error when the pod cannot run or its load exits in error, or when the metrics cannot be read; skips where no Ready node offers such a resource.",
+		Description: "Under --probe only. Picks the Ready, schedulable accelerator node with the most free of a resource whose exporter checks/observability/exporters.yaml knows how to load (NVIDIA's: dcgmproftester in DCGM's image, with no privilege), finds the exporter pod on it as accelerator-metrics does, and reads its metrics through the API server's pod proxy, as `kubectl get --raw` does: the utilization of each device before the load. Then one pod (--probe-load-image, else the vendor's image; non-root, no privilege, all capabilities dropped, CPU and memory limits, a deadline) holding one accelerator runs the load for up to two minutes while the probe reads the exporter every 5 seconds. Passes when the device the exporter ties to the probe's pod (its pod and namespace labels) rises by the stated amount (10 points of DCGM_FI_DEV_GPU_UTIL); warns when a device of the node rises but no series names the pod, so the rise cannot be tied to it; fails when the load runs to its end (and 40 seconds after) with no device rising, when the node has no Ready exporter, or when the exporter serves no utilization the probe can watch. An error when the pod cannot run or its load exits in error, or when the metrics cannot be read; skips where no Ready node offers such a resource. The pod is deleted as soon as the probe has judged, freeing the GPU before the run ends.",
 		Remediation: "Utilization that does not move under a load: the exporter reads stale or no device data (its logs; DCGM's host engine), or collects too rarely (its collection interval). No series naming the pod: turn on the exporter's Kubernetes pod mapping (DCGM_EXPORTER_KUBERNETES, with the kubelet's pod-resources socket mounted), as the GPU Operator does.",
 	}
 }
@@ -130,7 +130,7 @@ func (c AcceleratorLoadProbe) Run(ctx context.Context, env *checks.Env) (r check
 	if problem != "" {
 		return r, fmt.Errorf("on node %s, %s", t.node.Name, problem)
 	}
-	i := slices.IndexFunc(spec.Watch, func(m loadMetric) bool { return base.series[m.Metric] != nil })
+	i := slices.IndexFunc(spec.Watch, func(m loadMetric) bool { return len(base.series[m.Metric]) > 0 })
 	if i < 0 {
 		r.AddRawEvidence(ctx, baseEnv, cluster.GetRaw{Path: t.path}, "what the exporter on node "+t.node.Name+" serves")
 		r.Finish(checks.Fail, "on node %s, %s (%s) serves none of %s: a load on its accelerators cannot be seen", t.node.Name, t.exporter.Name, t.pod.Name, strings.Join(watchedNames(spec), ", "))
@@ -197,6 +197,10 @@ func (c AcceleratorLoadProbe) Run(ctx context.Context, env *checks.Env) (r check
 		logs = probe.ErrorText("reading the logs of", "", lerr)
 	}
 	r.Evidence = append(r.Evidence, checks.Step{Command: fmt.Sprintf("kubectl logs -n %s %s -c %s", s.Namespace, podLoad, loadContainer), Output: logs, CapturedAt: env.Now().UTC(), Note: "what the load printed"})
+	// The GPU is free again as soon as the probe has seen what it
+	// needed, not only when the run cleans up; a deletion that fails is
+	// left to that cleanup.
+	_ = checks.ProbeDelete(ctx, env, &r, tl, corev1.SchemeGroupVersion.WithKind("Pod"), podLoad, "the load stopped, its GPU free again")
 	if o.refused != nil {
 		return r, o.refused
 	}

@@ -244,6 +244,7 @@ func TestAcceleratorLoadProbeEvidence(t *testing.T) {
 		"kubectl get pods -n " + probeNS + " -l aiconform.io/load -o wide",
 		grep,
 		"kubectl logs -n " + probeNS + " aiconform-load -c load",
+		"kubectl delete pods aiconform-load -n " + probeNS,
 	}, firstLines(cmds))
 	assert.Contains(t, r.Evidence[3].Output, `DCGM_FI_DEV_GPU_UTIL{gpu="2",`)
 	assert.Contains(t, r.Evidence[3].Output, `pod="aiconform-load"} 100`)
@@ -253,7 +254,7 @@ func TestAcceleratorLoadProbeEvidence(t *testing.T) {
 	for _, row := range r.Table.Rows {
 		events = append(events, row[0])
 	}
-	assert.Equal(t, []string{"created pods/aiconform-load", "pod aiconform-load bound to gpu-node-1", "pod aiconform-load running: the load started", "DCGM_FI_DEV_GPU_UTIL of gpu=2 at 100"}, events)
+	assert.Equal(t, []string{"created pods/aiconform-load", "pod aiconform-load bound to gpu-node-1", "pod aiconform-load running: the load started", "DCGM_FI_DEV_GPU_UTIL of gpu=2 at 100", "deleted pods/aiconform-load"}, events)
 }
 
 func firstLines(cmds []string) []string {
