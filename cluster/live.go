@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -47,28 +46,19 @@ type Live struct {
 // as when as is set (as --as does): what tools and tests that start their
 // own API server need.
 func NewLiveFor(kubeconfig, as string, now func() time.Time) (*Live, error) {
-	flags := genericclioptions.NewConfigFlags(false)
-	flags.KubeConfig = &kubeconfig
-	if as != "" {
-		flags.Impersonate = &as
-	}
-	return NewLive(flags, now)
+	return NewLive(FlagsFor(kubeconfig, as), now)
 }
 
 // NewLive builds the clients from kubectl's flags (kubeconfig, context,
 // impersonation, timeouts).
-func NewLive(flags genericclioptions.RESTClientGetter, now func() time.Time) (*Live, error) {
+func NewLive(flags *Flags, now func() time.Time) (*Live, error) {
 	cfg, err := flags.ToRESTConfig()
 	if err != nil {
 		return nil, err
 	}
-	raw, err := flags.ToRawKubeConfigLoader().RawConfig()
+	contextName, err := flags.ContextName()
 	if err != nil {
 		return nil, err
-	}
-	contextName := raw.CurrentContext
-	if cf, ok := flags.(*genericclioptions.ConfigFlags); ok && cf.Context != nil && *cf.Context != "" {
-		contextName = *cf.Context
 	}
 	cfg = rest.CopyConfig(cfg)
 	// No client-side rate limit: the reads are already bounded (each query
@@ -333,6 +323,12 @@ func (tc *tableClient) get(ctx context.Context, q Query) (*metav1.Table, error) 
 		if err != nil {
 			return nil, err
 		}
+		// Each page's rows are decoded (and their managed fields
+		// dropped) as the page arrives, so that a 2,000-node Table is
+		// never held as raw JSON whole.
+		if err := decodeRows(t); err != nil {
+			return nil, err
+		}
 		if all == nil {
 			all = t
 		} else {
@@ -344,9 +340,6 @@ func (tc *tableClient) get(ctx context.Context, q Query) (*metav1.Table, error) 
 		}
 	}
 	all.Continue = ""
-	if err := decodeRows(all); err != nil {
-		return nil, err
-	}
 	return all, nil
 }
 

@@ -6,15 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/printers"
-	kubectlget "k8s.io/kubectl/pkg/cmd/get"
 )
 
 // Get is one `kubectl get` invocation. Command prints the line a person can
@@ -144,7 +144,7 @@ func (c *Cache) Print(ctx context.Context, g Get) (string, time.Time, error) {
 		if at.After(captured) {
 			captured = at
 		}
-		t = t.DeepCopy()
+		t = printable(t)
 		if len(g.Names) > 0 {
 			var missing []string
 			t.Rows, missing = pick(t.Rows, rowName, g.Names)
@@ -186,6 +186,21 @@ func (c *Cache) Print(ctx context.Context, g Get) (string, time.Time, error) {
 	return stdout + errOut.String(), captured, nil
 }
 
+// printable is a copy of t that kubectl's table printer may change: it
+// rewrites rows and their cells in place (namespace, kind and label
+// columns), and reads the rows' objects only. The objects are shared with
+// the run's cache, not copied: a Table of 2,000 nodes is printed by several
+// checks, and a deep copy for each was most of what printing cost.
+func printable(t *metav1.Table) *metav1.Table {
+	c := *t
+	c.Rows = make([]metav1.TableRow, len(t.Rows))
+	for i, row := range t.Rows {
+		row.Cells = slices.Clone(row.Cells)
+		c.Rows[i] = row
+	}
+	return &c
+}
+
 // grepped is stdout as the command's `| grep -E` leaves it; the pipe takes
 // standard output only, so kubectl's errors are never filtered.
 func (g Get) grepped(stdout string) (string, error) {
@@ -203,7 +218,7 @@ func (g Get) grepped(stdout string) (string, error) {
 // does: every object fetched, gathered into one v1 List, printed once.
 func (c *Cache) printColumns(ctx context.Context, g Get) (string, time.Time, error) {
 	var errOut bytes.Buffer
-	list := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": "v1", "kind": "List"}}
+	var items []map[string]any
 	var captured time.Time
 	for _, q := range g.Queries() {
 		objs, at, err := c.List(ctx, q)
@@ -229,22 +244,20 @@ func (c *Cache) printColumns(ctx context.Context, g Get) (string, time.Time, err
 			if err != nil {
 				return "", captured, err
 			}
-			u := unstructured.Unstructured{Object: m}
-			u.SetAPIVersion(apiVersion)
-			u.SetKind(kind)
-			list.Items = append(list.Items, u)
+			m["apiVersion"], m["kind"] = apiVersion, kind
+			items = append(items, m)
 		}
 	}
-	p, err := kubectlget.NewCustomColumnsPrinterFromSpec(g.Columns, unstructured.UnstructuredJSONScheme, false)
+	cols, err := parseColumns(g.Columns)
 	if err != nil {
 		return "", captured, fmt.Errorf("custom-columns %q: %w", g.Columns, err)
 	}
 	// kubectl prints the list, and so its header, even when it is empty;
 	// only a single name it cannot find ends the command before that.
 	var out bytes.Buffer
-	if len(list.Items) > 0 || len(g.Names) != 1 {
-		if err := p.PrintObj(list, &out); err != nil {
-			return "", captured, err
+	if len(items) > 0 || len(g.Names) != 1 {
+		if err := writeColumns(&out, cols, items); err != nil {
+			return "", captured, fmt.Errorf("custom-columns %q: %w", g.Columns, err)
 		}
 	}
 	stdout, err := g.grepped(out.String())

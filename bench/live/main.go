@@ -51,6 +51,8 @@ import (
 	"time"
 
 	"github.com/aiconform/aiconform/bench"
+	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/builtin"
 	"github.com/aiconform/aiconform/cluster"
 	"github.com/aiconform/aiconform/fixtures/scenarios"
 	"github.com/aiconform/aiconform/report"
@@ -63,7 +65,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
@@ -87,6 +88,12 @@ type options struct {
 	profile string
 	// hold keeps the cluster up after the measurements until Ctrl-C.
 	hold bool
+	// memLimit, when set, adds a run of check all with GOMEMLIMIT set to
+	// it to each round: what a tighter heap costs in time.
+	memLimit string
+	// perRequirement adds one run of `check ID` per requirement of the
+	// catalog: what each costs of check all's budget.
+	perRequirement bool
 }
 
 func run() (err error) {
@@ -99,6 +106,8 @@ func run() (err error) {
 	flag.IntVar(&o.workers, "workers", 32, "concurrent writers")
 	flag.StringVar(&o.profiled, "profiled-check-all", "", "(internal) run check all once against $KUBECONFIG and write its profiles into this directory")
 	flag.StringVar(&o.profile, "profile", "", "after the measurements, run check all once more, writing cpu.pprof and heap.pprof into this directory")
+	flag.StringVar(&o.memLimit, "memlimit", "", "also time check all with GOMEMLIMIT set to this (100MiB, say) in each run")
+	flag.BoolVar(&o.perRequirement, "per-requirement", true, "after the measurements, time `check ID` once for each requirement of the catalog")
 	flag.BoolVar(&o.hold, "hold", false, "keep the cluster up after the measurements, until Ctrl-C, and print its kubeconfig")
 	flag.Parse()
 
@@ -195,7 +204,7 @@ func run() (err error) {
 	}
 	step("Prometheus scrapes the %d DCGM Exporter pods", len(objs.Metrics))
 
-	m := &measurer{root: root, kubeconfig: c.Kubeconfig(), home: filepath.Join(tmp, "home"), step: step, apiserver: c.PIDs()["kube-apiserver"], kube: kube,
+	m := &measurer{memLimit: o.memLimit, root: root, kubeconfig: c.Kubeconfig(), home: filepath.Join(tmp, "home"), step: step, apiserver: c.PIDs()["kube-apiserver"], kube: kube,
 		renew: func(ctx context.Context) error { return renewLeases(ctx, kube) }}
 	if err := os.MkdirAll(m.home, 0o755); err != nil {
 		return err
@@ -203,6 +212,11 @@ func run() (err error) {
 	if o.runs > 0 {
 		if err := m.all(ctx, o.runs, aiconform, filepath.Join(tmp, "report"), c.PIDs()); err != nil {
 			return err
+		}
+		if o.perRequirement {
+			if err := m.each(ctx, aiconform, filepath.Join(tmp, "report-each")); err != nil {
+				return err
+			}
 		}
 		if err := probe(ctx, kube, objs); err != nil {
 			return err
@@ -569,7 +583,7 @@ feed:
 // throughout and the heap profiled when the most was live: what the run
 // holds at its peak, by where it was allocated.
 func profiledCheckAll(ctx context.Context, dir string) (err error) {
-	live, err := cluster.NewLive(genericclioptions.NewConfigFlags(true), time.Now)
+	live, err := cluster.NewLive(cluster.NewFlags(), time.Now)
 	if err != nil {
 		return err
 	}
@@ -651,6 +665,10 @@ type sample struct {
 }
 
 type measurer struct {
+	// memLimit is -memlimit; env is what the next timed command gets in
+	// its environment beyond the run's own.
+	memLimit               string
+	env                    []string
 	root, kubeconfig, home string
 	step                   func(string, ...any)
 	// apiserver is kube-apiserver's PID, for its CPU time.
@@ -702,7 +720,7 @@ func (m *measurer) all(ctx context.Context, runs int, aiconform, reportDir strin
 	if _, err := m.time(ctx, io.Discard, kubectl, "api-resources"); err != nil {
 		return err
 	}
-	var podsA, nine, ours, rc []sample
+	var podsA, nine, ours, rc, limited []sample
 	var requests map[string]int
 	for r := 1; r <= runs; r++ {
 		s, err := m.time(ctx, io.Discard, kubectl, "get", "pods", "-A")
@@ -753,6 +771,21 @@ func (m *measurer) all(ctx context.Context, runs int, aiconform, reportDir strin
 		ours = append(ours, s)
 		m.step("run %d: aiconform check all: %s, %d MiB", r, s.wall.Round(10*time.Millisecond), s.rssKB/1024)
 
+		if m.memLimit != "" {
+			if err := m.renew(ctx); err != nil {
+				return err
+			}
+			out.Reset()
+			m.env = []string{"GOMEMLIMIT=" + m.memLimit}
+			s, err = m.timeExit(ctx, &out, 1, aiconform, "check", "all", "--out", fmt.Sprintf("%s-limited-%d", reportDir, r))
+			m.env = nil
+			if err != nil {
+				return fmt.Errorf("%w\n%s", err, out.String())
+			}
+			limited = append(limited, s)
+			m.step("run %d: aiconform check all, GOMEMLIMIT=%s: %s, %d MiB", r, m.memLimit, s.wall.Round(10*time.Millisecond), s.rssKB/1024)
+		}
+
 		if err := m.renew(ctx); err != nil {
 			return err
 		}
@@ -782,7 +815,7 @@ func (m *measurer) all(ctx context.Context, runs int, aiconform, reportDir strin
 
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 3, ' ', 0)
 	fmt.Fprintf(w, "what (%d runs)\tmedian wall\tmax RSS\tits CPU\tkube-apiserver CPU\n", runs)
-	for _, row := range []struct {
+	rows := []struct {
 		what string
 		s    []sample
 	}{
@@ -790,7 +823,14 @@ func (m *measurer) all(ctx context.Context, runs int, aiconform, reportDir strin
 		{"nine kubectl calls (sequential)", nine},
 		{"aiconform check all", ours},
 		{"aiconform check robust_controller", rc},
-	} {
+	}
+	if len(limited) > 0 {
+		rows = append(rows, struct {
+			what string
+			s    []sample
+		}{"aiconform check all, GOMEMLIMIT=" + m.memLimit, limited})
+	}
+	for _, row := range rows {
 		wall, rss := summary(row.s)
 		fmt.Fprintf(w, "%s\t%s\t%d MiB\t%s\t%s\n", row.what, wall.Round(10*time.Millisecond), rss/1024,
 			median(row.s, func(s sample) time.Duration { return s.cpu }).Round(10*time.Millisecond),
@@ -816,6 +856,57 @@ func (m *measurer) all(ctx context.Context, runs int, aiconform, reportDir strin
 		}
 	}
 	return nil
+}
+
+// each runs `check ID` once for every requirement of the catalog and
+// prints what each cost: wall time, CPU (its own and kube-apiserver's),
+// peak RSS and requests, the dearest first. The requirements share reads
+// in check all, so the rows add up to more than check all's figures; a
+// row is what that requirement costs on its own.
+func (m *measurer) each(ctx context.Context, aiconform, reportDir string) error {
+	catalog, err := checks.Catalog(builtin.Registry())
+	if err != nil {
+		return err
+	}
+	type row struct {
+		id       string
+		s        sample
+		requests int
+	}
+	var rows []row
+	for _, req := range catalog {
+		if err := m.renew(ctx); err != nil {
+			return err
+		}
+		before, err := requestCounts(ctx, m.kube)
+		if err != nil {
+			return err
+		}
+		var out bytes.Buffer
+		// Exit 1 is a run that finished with a MUST not met (without
+		// --probe, those only a probe shows).
+		s, err := m.timeExit(ctx, &out, 1, aiconform, "check", req.ID, "--out", reportDir+"-"+req.ID)
+		if err != nil {
+			return fmt.Errorf("%w\n%s", err, out.String())
+		}
+		after, err := requestCounts(ctx, m.kube)
+		if err != nil {
+			return err
+		}
+		n := 0
+		for _, d := range diffCounts(before, after) {
+			n += d
+		}
+		rows = append(rows, row{req.ID, s, n})
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].s.wall > rows[j].s.wall })
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 3, ' ', 0)
+	fmt.Fprintln(w, "check REQUIREMENT (1 run each)\twall\tmax RSS\tits CPU\tkube-apiserver CPU\trequests")
+	for _, r := range rows {
+		fmt.Fprintf(w, "%s\t%s\t%d MiB\t%s\t%s\t%d\n", r.id, r.s.wall.Round(10*time.Millisecond), r.s.rssKB/1024,
+			r.s.cpu.Round(10*time.Millisecond), r.s.server.Round(10*time.Millisecond), r.requests)
+	}
+	return w.Flush()
 }
 
 func summary(s []sample) (time.Duration, int64) {
@@ -856,7 +947,7 @@ func (m *measurer) timeExit(ctx context.Context, stdout io.Writer, ok int, name 
 		argv = append([]string{gnuTime, "-v", "-o", stats}, argv...)
 	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Env = env(m.home, m.kubeconfig)
+	cmd.Env = append(env(m.home, m.kubeconfig), m.env...)
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = stdout, &stderr
 	server := cpuTime(m.apiserver)

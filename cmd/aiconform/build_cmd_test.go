@@ -441,7 +441,7 @@ func TestSubmissionBuildFlags(t *testing.T) {
 	assert.Equal(t, []string{"kserve", "kuberay"}, got.Operators)
 	assert.Equal(t, []string{"p.yaml"}, got.Profiles)
 	assert.Equal(t, 5*time.Second, got.Timeout)
-	assert.Equal(t, "prod", *got.ConfigFlags.Context)
+	assert.Equal(t, "prod", got.ConfigFlags.Overrides.CurrentContext)
 	assert.Equal(t, "demo", got.Fixture)
 	assert.Empty(t, got.From)
 }

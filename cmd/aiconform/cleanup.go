@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/aiconform/aiconform/cluster"
 	"slices"
 	"time"
 
@@ -11,14 +12,13 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/dynamic"
 )
 
 // CleanupOptions holds the flags of `aiconform cleanup`.
 type CleanupOptions struct {
-	ConfigFlags *genericclioptions.ConfigFlags
+	ConfigFlags *cluster.Flags
 	RunID       string
 
 	streams genericiooptions.IOStreams
@@ -31,7 +31,7 @@ type CleanupOptions struct {
 
 // NewCmdCleanup builds `aiconform cleanup`.
 func NewCmdCleanup(streams genericiooptions.IOStreams, runF func(*CleanupOptions) error) *cobra.Command {
-	o := &CleanupOptions{ConfigFlags: genericclioptions.NewConfigFlags(true), streams: streams, now: time.Now}
+	o := &CleanupOptions{ConfigFlags: cluster.NewFlags(), streams: streams, now: time.Now}
 	cmd := &cobra.Command{
 		Use:   "cleanup [--run ID]",
 		Short: "Delete what --probe runs left behind (objects labelled " + probe.RunLabel + ")",

@@ -13,7 +13,6 @@ import (
 
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/report"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/printers"
 )
 
@@ -26,15 +25,12 @@ const clustersAtOnce = 4
 // several: the names --context lists (a,b) or, with --all-contexts, every
 // context of the kubeconfig, in name order. Nil for a run of one cluster.
 func (o *CheckOptions) contexts() ([]string, error) {
-	named := ""
-	if o.ConfigFlags.Context != nil {
-		named = *o.ConfigFlags.Context
-	}
+	named := o.ConfigFlags.Overrides.CurrentContext
 	if o.AllContexts {
 		if named != "" {
 			return nil, usageErrorf("--all-contexts and --context both say which clusters; give one")
 		}
-		raw, err := o.ConfigFlags.ToRawKubeConfigLoader().RawConfig()
+		raw, err := o.ConfigFlags.RawConfig()
 		if err != nil {
 			return nil, usageErrorf("--all-contexts: %v", err)
 		}
@@ -63,21 +59,6 @@ func (o *CheckOptions) contexts() ([]string, error) {
 		names = append(names, n)
 	}
 	return names, nil
-}
-
-// forContext is a copy of kubectl's flags that selects one context. The
-// copy is made field by field: ConfigFlags caches its clients, and each
-// cluster needs its own.
-func forContext(f *genericclioptions.ConfigFlags, name string) *genericclioptions.ConfigFlags {
-	c := genericclioptions.NewConfigFlags(true)
-	c.CacheDir, c.KubeConfig = f.CacheDir, f.KubeConfig
-	c.ClusterName, c.AuthInfoName, c.Namespace, c.APIServer, c.TLSServerName = f.ClusterName, f.AuthInfoName, f.Namespace, f.APIServer, f.TLSServerName
-	c.Insecure, c.CertFile, c.KeyFile, c.CAFile, c.BearerToken = f.Insecure, f.CertFile, f.KeyFile, f.CAFile, f.BearerToken
-	c.Impersonate, c.ImpersonateUID, c.ImpersonateGroup, c.ImpersonateUserExtra = f.Impersonate, f.ImpersonateUID, f.ImpersonateGroup, f.ImpersonateUserExtra
-	c.Username, c.Password, c.Timeout, c.DisableCompression, c.ProxyURL = f.Username, f.Password, f.Timeout, f.DisableCompression, f.ProxyURL
-	c.WrapConfigFn = f.WrapConfigFn
-	c.Context = &name
-	return c
 }
 
 // unsafeInPath is what a context name may hold that a directory name
@@ -138,7 +119,7 @@ func (o *CheckOptions) runContexts(ctx context.Context, names []string, failOn c
 			defer func() { <-sem }()
 			r := clusterRun{context: name, dir: contextDir(o.OutDir, name)}
 			flags := o.RunFlags
-			flags.ConfigFlags = forContext(o.ConfigFlags, name)
+			flags.ConfigFlags = o.ConfigFlags.ForContext(name)
 			// One progress line per cluster would overwrite each
 			// other's; a line per finished cluster says enough.
 			flags.Progress, flags.Quiet = false, true

@@ -168,6 +168,6 @@ func TestCheckFlags(t *testing.T) {
 	assert.Equal(t, "json", got.Output)
 	assert.Equal(t, 5*time.Second, got.Timeout)
 	assert.Equal(t, "should", got.FailOn)
-	assert.Equal(t, "ns1", *got.ConfigFlags.Namespace)
-	assert.Equal(t, "prod", *got.ConfigFlags.Context)
+	assert.Equal(t, "ns1", got.ConfigFlags.Overrides.Context.Namespace)
+	assert.Equal(t, "prod", got.ConfigFlags.Overrides.CurrentContext)
 }

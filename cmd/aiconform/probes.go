@@ -3,11 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/aiconform/aiconform/cluster"
 	"io"
 	"time"
 
 	"github.com/aiconform/aiconform/probe"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 )
@@ -18,7 +18,7 @@ const cleanupTimeout = time.Minute
 
 // newProbeSession prepares the writes of --probe with the user's
 // credentials, as kubectl would make them.
-func newProbeSession(flags *genericclioptions.ConfigFlags, timeout time.Duration, started time.Time) (*probe.Session, error) {
+func newProbeSession(flags *cluster.Flags, timeout time.Duration, started time.Time) (*probe.Session, error) {
 	dyn, err := dynamicClient(flags)
 	if err != nil {
 		return nil, err
@@ -35,7 +35,7 @@ func newProbeSession(flags *genericclioptions.ConfigFlags, timeout time.Duration
 }
 
 // rawClient reads API paths as `kubectl get --raw` does.
-func rawClient(flags *genericclioptions.ConfigFlags) (rest.Interface, error) {
+func rawClient(flags *cluster.Flags) (rest.Interface, error) {
 	dc, err := flags.ToDiscoveryClient()
 	if err != nil {
 		return nil, &usageError{err}
@@ -43,7 +43,7 @@ func rawClient(flags *genericclioptions.ConfigFlags) (rest.Interface, error) {
 	return dc.RESTClient(), nil
 }
 
-func dynamicClient(flags *genericclioptions.ConfigFlags) (dynamic.Interface, error) {
+func dynamicClient(flags *cluster.Flags) (dynamic.Interface, error) {
 	cfg, err := flags.ToRESTConfig()
 	if err != nil {
 		return nil, &usageError{err}

@@ -91,7 +91,7 @@ func TestCleanupFlags(t *testing.T) {
 	cmd.SetArgs([]string{"--run", "20261130-000000-abcd", "--context", "prod"})
 	require.NoError(t, cmd.Execute())
 	assert.Equal(t, "20261130-000000-abcd", got.RunID)
-	assert.Equal(t, "prod", *got.ConfigFlags.Context)
+	assert.Equal(t, "prod", got.ConfigFlags.Overrides.CurrentContext)
 	assert.True(t, strings.HasPrefix(cmd.Short, "Delete what --probe runs left behind"))
 }
 

@@ -12,13 +12,12 @@ import (
 	"github.com/aiconform/aiconform/probe"
 	"github.com/aiconform/aiconform/report"
 	"github.com/spf13/pflag"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 )
 
 // RunFlags are the flags of a run of checks, shared by `check` and
 // `submission build`, so that both judge a cluster the same way.
 type RunFlags struct {
-	ConfigFlags *genericclioptions.ConfigFlags
+	ConfigFlags *cluster.Flags
 	Operators   []string
 	Profiles    []string
 	Timeout     time.Duration
@@ -52,7 +51,7 @@ type RunFlags struct {
 }
 
 func newRunFlags() RunFlags {
-	return RunFlags{ConfigFlags: genericclioptions.NewConfigFlags(true)}
+	return RunFlags{ConfigFlags: cluster.NewFlags()}
 }
 
 // AddFlags registers the flags.

@@ -11,13 +11,12 @@ import (
 	"github.com/aiconform/aiconform/checks/builtin"
 	"github.com/aiconform/aiconform/cluster"
 	"github.com/spf13/cobra"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
 
 // SnapshotOptions holds the flags of `aiconform snapshot`.
 type SnapshotOptions struct {
-	ConfigFlags *genericclioptions.ConfigFlags
+	ConfigFlags *cluster.Flags
 	Out         string
 	Profiles    []string
 	Timeout     time.Duration
@@ -28,7 +27,7 @@ type SnapshotOptions struct {
 
 // NewCmdSnapshot builds `aiconform snapshot`.
 func NewCmdSnapshot(streams genericiooptions.IOStreams, now func() time.Time) *cobra.Command {
-	o := &SnapshotOptions{ConfigFlags: genericclioptions.NewConfigFlags(true), streams: streams, now: now}
+	o := &SnapshotOptions{ConfigFlags: cluster.NewFlags(), streams: streams, now: now}
 	cmd := &cobra.Command{
 		Use:   "snapshot --out FILE",
 		Short: "Record what the checks read from a live cluster, to replay it with --fixture",

@@ -12,12 +12,11 @@ import (
 	"github.com/aiconform/aiconform/cluster"
 	"github.com/aiconform/aiconform/fixtures"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 )
 
 // openSource returns the recording named by fixture (a file path or a
 // built-in name), or the live cluster of the kubeconfig flags.
-func openSource(flags *genericclioptions.ConfigFlags, fixture string, now func() time.Time) (cluster.Source, error) {
+func openSource(flags *cluster.Flags, fixture string, now func() time.Time) (cluster.Source, error) {
 	if fixture != "" {
 		return loadFixture(fixture)
 	}
