@@ -148,9 +148,7 @@ func planDriver(ctx context.Context, env *checks.Env, r *checks.Result) (driverT
 	labelEvidence(ctx, env, r, ns[i:i+1], func(v vendorLabels) []string {
 		return v.labelKeys(slices.Concat([]string{v.DriverVersion}, v.DriverVersionParts)...)
 	}, "what the probed node advertises of its driver, as its vendor's labeller publishes it")
-	if len(ln.slices) > 0 {
-		sliceDriverEvidence(ctx, env, r)
-	}
+	sliceDriverEvidence(ctx, env, r, ns[i:i+1])
 	return t, "", nil
 }
 

@@ -35,9 +35,7 @@ func (AcceleratorDrivers) Run(ctx context.Context, env *checks.Env) (checks.Resu
 	labelEvidence(ctx, env, &r, ns, func(v vendorLabels) []string {
 		return v.labelKeys(slices.Concat([]string{v.DriverVersion}, v.DriverVersionParts, []string{v.RuntimeVersion})...)
 	}, "each node's driver and runtime versions, as its vendor's labeller publishes them")
-	if slices.ContainsFunc(ns, func(ln *labelledNode) bool { return len(ln.slices) > 0 }) {
-		sliceDriverEvidence(ctx, env, &r)
-	}
+	sliceDriverEvidence(ctx, env, &r, ns)
 	state, details := clusterPolicies(ctx, env, &r)
 	if state != "" {
 		r.Details = append(r.Details, "the NVIDIA GPU Operator installs and upgrades the drivers"+state)

@@ -104,6 +104,14 @@ func labelledNodes(ctx context.Context, env *checks.Env, r *checks.Result) (out 
 			return nil, err
 		}
 	}
+	// By node, so that matching costs one pass over the slices, not one
+	// per node: a large cluster publishes thousands.
+	byNode := map[string][]*resourcev1.ResourceSlice{}
+	for _, s := range rslices {
+		if s.Spec.NodeName != nil {
+			byNode[*s.Spec.NodeName] = append(byNode[*s.Spec.NodeName], s)
+		}
+	}
 	for _, n := range nodes {
 		res := checks.AcceleratorResources(n)
 		ln := &labelledNode{node: n}
@@ -112,8 +120,8 @@ func labelledNodes(ctx context.Context, env *checks.Env, r *checks.Result) (out 
 				ln.vendors = append(ln.vendors, v)
 			}
 		}
-		for _, s := range rslices {
-			if s.Spec.NodeName != nil && *s.Spec.NodeName == n.Name && slices.Contains(dra[n.Name], s.Spec.Driver) {
+		for _, s := range byNode[n.Name] {
+			if slices.Contains(dra[n.Name], s.Spec.Driver) {
 				ln.slices = append(ln.slices, s)
 			}
 		}
@@ -169,11 +177,35 @@ func (ln *labelledNode) advertisedDriver(v vendorLabels) (version, from string) 
 }
 
 // sliceDriverEvidence shows the driver version each DRA driver publishes
-// with its devices, where advertisedDriver looks first.
-func sliceDriverEvidence(ctx context.Context, env *checks.Env, r *checks.Result) {
-	r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.ResourceSlices},
+// with its devices, where advertisedDriver looks first: the slices of the
+// first few nodes of ns that have any, as labelEvidence shows their labels
+// (a large cluster has a slice per node and driver).
+func sliceDriverEvidence(ctx context.Context, env *checks.Env, r *checks.Result, ns []*labelledNode) {
+	var names []string
+	shown, with := 0, 0
+	for _, ln := range ns {
+		if len(ln.slices) == 0 {
+			continue
+		}
+		with++
+		if shown == maxNodeEvidence {
+			continue
+		}
+		shown++
+		for _, s := range ln.slices {
+			names = append(names, s.Name)
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	note := "the driver version each DRA driver publishes with its devices"
+	if with > shown {
+		note += fmt.Sprintf("; the slices of %d of %d nodes shown", shown, with)
+	}
+	r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.ResourceSlices}, Names: names,
 		Columns: "NAME:.metadata.name,NODE:.spec.nodeName,DRIVER:.spec.driver,DRIVER_VERSION:.spec.devices[*].attributes.driverVersion.version"},
-		"the driver version each DRA driver publishes with its devices")
+		note)
 }
 
 // addAllocatable shows the nodes' capacity and allocatable of each

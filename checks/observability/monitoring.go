@@ -216,8 +216,10 @@ var separators = regexp.MustCompile(`[^a-z0-9]+`)
 // matches says whether a target's labels show it is this workload: one of
 // its Kubernetes label keys, as discovery carries it or as a relabelling
 // copied it, or one of its names as whole words of the job, pool, pod,
-// service or container.
-func (w aiWorkload) matches(t target) bool {
+// service or container. words are t.words(), or nil to have them made
+// here: a caller matching one target against many workloads makes them
+// once.
+func (w aiWorkload) matches(t target, words []string) bool {
 	for _, key := range w.Labels {
 		l := promLabel(key)
 		for _, meta := range []string{"__meta_kubernetes_pod_label_" + l, "__meta_kubernetes_service_label_" + l} {
@@ -232,9 +234,8 @@ func (w aiWorkload) matches(t target) bool {
 	if len(w.Names) == 0 {
 		return false
 	}
-	var words []string
-	for _, v := range []string{t.ScrapePool, t.label("job"), t.label("pod"), t.label("service"), t.label("container")} {
-		words = append(words, "-"+strings.Trim(separators.ReplaceAllString(strings.ToLower(v), "-"), "-")+"-")
+	if words == nil {
+		words = t.words()
 	}
 	for _, n := range w.Names {
 		needle := "-" + separators.ReplaceAllString(strings.ToLower(n), "-") + "-"
@@ -243,6 +244,17 @@ func (w aiWorkload) matches(t target) bool {
 		}
 	}
 	return false
+}
+
+// words are the target's pool, job, pod, service and container names,
+// lower case, each between dashes with its separators made dashes: what a
+// workload's names are looked for in.
+func (t target) words() []string {
+	var words []string
+	for _, v := range []string{t.ScrapePool, t.label("job"), t.label("pod"), t.label("service"), t.label("container")} {
+		words = append(words, "-"+strings.Trim(separators.ReplaceAllString(strings.ToLower(v), "-"), "-")+"-")
+	}
+	return words
 }
 
 // promLabel is a Kubernetes label key as Prometheus' Kubernetes discovery

@@ -114,8 +114,9 @@ func judgeTargets(all []target, workloads []aiWorkload) targetSet {
 		} else {
 			s.down = append(s.down, t.String()+" is "+why)
 		}
+		words := t.words()
 		for _, w := range workloads {
-			if !w.matches(t) {
+			if !w.matches(t, words) {
 				continue
 			}
 			s.ai[w.Name] = append(s.ai[w.Name], t)

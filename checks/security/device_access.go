@@ -198,9 +198,12 @@ const privileged = "privileged, with every device of the node"
 // deviceWays are a pod's ways to a device other than the accelerators its
 // containers request.
 func deviceWays(p *corev1.Pod) []finding {
-	devicePaths := map[string]string{} // volume -> host path
+	var devicePaths map[string]string // volume -> host path; made for the few pods that have one
 	for _, v := range p.Spec.Volumes {
 		if v.HostPath != nil && isDevicePath(v.HostPath.Path) {
+			if devicePaths == nil {
+				devicePaths = map[string]string{}
+			}
 			devicePaths[v.Name] = v.HostPath.Path
 		}
 	}
