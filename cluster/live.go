@@ -135,13 +135,17 @@ func (l *Live) List(ctx context.Context, q Query) ([]runtime.Object, time.Time, 
 	p.PageSize = pageSize
 	opts := metav1.ListOptions{LabelSelector: q.LabelSelector, FieldSelector: q.FieldSelector}
 	nodePods := q.Resource.GVR == Pods.GVR && strings.HasPrefix(q.FieldSelector, NodeFieldSelector)
+	allWorkloads := (q.Resource.GVR == Deployments.GVR || q.Resource.GVR == StatefulSets.GVR) && q.Namespace == "" && q.LabelSelector == "" && q.FieldSelector == ""
 	err := p.EachListItem(ctx, opts, func(o runtime.Object) error {
 		// Dropped as each item arrives, as a recording drops them: on a
 		// large cluster managed fields and CRD schemas are much of what a
 		// run would otherwise hold, and no check reads them.
 		trim(o)
-		if nodePods {
+		switch {
+		case nodePods:
 			slimPod(o)
+		case allWorkloads:
+			slimWorkload(o)
 		}
 		objs = append(objs, o)
 		return nil

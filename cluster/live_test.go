@@ -174,6 +174,40 @@ func TestLiveListSlimsNodePods(t *testing.T) {
 	assert.Equal(t, "img", got[0].(*corev1.Pod).Spec.Containers[0].Image, "pods listed otherwise are whole")
 }
 
+func TestLiveListSlimsWorkloadsAcrossTheCluster(t *testing.T) {
+	replicas := int32(3)
+	template := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"llm-d.ai/role": "prefill"}, Annotations: map[string]string{"a": "b"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "vllm", Image: "vllm/vllm-openai"}}}}
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "prefill", Labels: map[string]string{"app": "x"}},
+		Spec: appsv1.DeploymentSpec{Replicas: &replicas, Template: template}, Status: appsv1.DeploymentStatus{ReadyReplicas: 3}}
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "decode"},
+		Spec:   appsv1.StatefulSetSpec{Replicas: &replicas, Template: template, VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "cache"}}}},
+		Status: appsv1.StatefulSetStatus{ReadyReplicas: 2}}
+	l := &Live{Kube: kubefake.NewClientset(dep, sts), Now: func() time.Time { return t0 }}
+	slim := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"llm-d.ai/role": "prefill"}}}
+
+	got, _, err := l.List(context.Background(), Query{Resource: Deployments})
+	require.NoError(t, err)
+	d := got[0].(*appsv1.Deployment)
+	assert.Equal(t, slim, d.Spec.Template, "the template's labels only")
+	assert.Equal(t, dep.ObjectMeta, d.ObjectMeta)
+	assert.Equal(t, &replicas, d.Spec.Replicas)
+	assert.Equal(t, int32(3), d.Status.ReadyReplicas)
+
+	got, _, err = l.List(context.Background(), Query{Resource: StatefulSets})
+	require.NoError(t, err)
+	s := got[0].(*appsv1.StatefulSet)
+	assert.Equal(t, slim, s.Spec.Template)
+	assert.Nil(t, s.Spec.VolumeClaimTemplates)
+	assert.Equal(t, int32(2), s.Status.ReadyReplicas)
+
+	for _, q := range []Query{{Resource: Deployments, Namespace: "ns1"}, {Resource: Deployments, LabelSelector: "app=x"}} {
+		got, _, err = l.List(context.Background(), q)
+		require.NoError(t, err)
+		assert.Equal(t, template, got[0].(*appsv1.Deployment).Spec.Template, "%s: workloads listed otherwise are whole", q)
+	}
+}
+
 // Large lists come page by page and are joined.
 func TestLiveListPages(t *testing.T) {
 	kube := kubefake.NewClientset()
