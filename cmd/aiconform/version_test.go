@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"runtime"
+	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 
@@ -67,4 +69,18 @@ func TestKubectlPlugin(t *testing.T) {
 	got = help(false, "check", "--help")
 	assert.Contains(t, got, "  aiconform check all --out r/")
 	assert.NotContains(t, got, "kubectl aiconform")
+}
+
+// The memory budget of a run (bench/README.md) has no room for kubectl's
+// command packages and the kustomize that cli-runtime's genericclioptions
+// brings with them: 27 MiB of every run's RSS before anything is read. The
+// flags, custom columns and error texts are aiconform's own; nothing may
+// link those modules again.
+func TestBinaryLinksNoKubectlOrKustomize(t *testing.T) {
+	info, ok := debug.ReadBuildInfo()
+	require.True(t, ok)
+	require.True(t, slices.ContainsFunc(info.Deps, func(d *debug.Module) bool { return d.Path == "k8s.io/client-go" }), "the build info lists the modules linked")
+	for _, d := range info.Deps {
+		assert.False(t, strings.HasPrefix(d.Path, "k8s.io/kubectl") || strings.HasPrefix(d.Path, "sigs.k8s.io/kustomize"), "linked: %s", d.Path)
+	}
 }
