@@ -216,9 +216,8 @@ var separators = regexp.MustCompile(`[^a-z0-9]+`)
 // matches says whether a target's labels show it is this workload: one of
 // its Kubernetes label keys, as discovery carries it or as a relabelling
 // copied it, or one of its names as whole words of the job, pool, pod,
-// service or container. words are t.words(), or nil to have them made
-// here: a caller matching one target against many workloads makes them
-// once.
+// service or container. words are t.words(), made once by a caller that
+// matches one target against many workloads.
 func (w aiWorkload) matches(t target, words []string) bool {
 	for _, key := range w.Labels {
 		l := promLabel(key)
@@ -233,9 +232,6 @@ func (w aiWorkload) matches(t target, words []string) bool {
 	}
 	if len(w.Names) == 0 {
 		return false
-	}
-	if words == nil {
-		words = t.words()
 	}
 	for _, n := range w.Names {
 		needle := "-" + separators.ReplaceAllString(strings.ToLower(n), "-") + "-"
