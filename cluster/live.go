@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -23,9 +22,9 @@ import (
 // neither side holds a whole 50,000-pod answer in one response.
 const pageSize = 500
 
-// Live reads an API server. Built-in kinds go through typed clients in
-// protobuf; custom resources through the dynamic client; Tables through a
-// plain REST client with kubectl's Accept header.
+// Live reads an API server. Built-in kinds are read in protobuf, masked on
+// the wire (pageReader); custom resources through the dynamic client;
+// Tables through a plain REST client with kubectl's Accept header.
 type Live struct {
 	Kube          kubernetes.Interface
 	APIExtensions apiextensionsclient.Interface
@@ -40,6 +39,9 @@ type Live struct {
 	Context string
 	Server  string
 	Now     func() time.Time
+	// pages reads LISTs of built-in kinds, masked on the wire. Nil where
+	// the clients are fakes, whose typed clients are read instead.
+	pages *pageReader
 }
 
 // NewLiveFor is NewLive for a kubeconfig file's current context, as user
@@ -94,7 +96,7 @@ func NewLive(flags *Flags, now func() time.Time) (*Live, error) {
 		return plain.Discovery().RESTClient().Get().RequestURI(path).SetHeader("Accept", "application/json, */*").DoRaw(ctx)
 	}
 	return &Live{
-		Kube: kube, APIExtensions: ext, Dynamic: dyn, Tables: tables.get, Get: get,
+		Kube: kube, APIExtensions: ext, Dynamic: dyn, Tables: tables.get, Get: get, pages: &pageReader{client: kube.CoreV1().RESTClient()},
 		Context: contextName, Server: cfg.Host, Now: now,
 	}, nil
 }
@@ -134,19 +136,8 @@ func (l *Live) List(ctx context.Context, q Query) ([]runtime.Object, time.Time, 
 	})
 	p.PageSize = pageSize
 	opts := metav1.ListOptions{LabelSelector: q.LabelSelector, FieldSelector: q.FieldSelector}
-	nodePods := q.Resource.GVR == Pods.GVR && strings.HasPrefix(q.FieldSelector, NodeFieldSelector)
-	allWorkloads := (q.Resource.GVR == Deployments.GVR || q.Resource.GVR == StatefulSets.GVR) && q.Namespace == "" && q.LabelSelector == "" && q.FieldSelector == ""
 	err := p.EachListItem(ctx, opts, func(o runtime.Object) error {
-		// Dropped as each item arrives, as a recording drops them: on a
-		// large cluster managed fields and CRD schemas are much of what a
-		// run would otherwise hold, and no check reads them.
-		trim(o)
-		switch {
-		case nodePods:
-			slimPod(o)
-		case allWorkloads:
-			slimWorkload(o)
-		}
+		settle(q, o)
 		objs = append(objs, o)
 		return nil
 	})
@@ -156,9 +147,31 @@ func (l *Live) List(ctx context.Context, q Query) ([]runtime.Object, time.Time, 
 	return objs, l.Now(), nil
 }
 
-// pageFunc picks the typed client for built-in kinds so they travel as
-// protobuf; anything else is a custom resource.
+// settle drops of an object listed by q what no check reads of it, as
+// each item arrives, as a recording drops them: on a large cluster managed
+// fields, CRD schemas and the specs of pods and pod templates are much of
+// what a run would otherwise hold. A page read in protobuf comes masked
+// (maskFor), so that there is little left to drop.
+func settle(q Query, o runtime.Object) {
+	trim(o)
+	switch {
+	case q.nodePods():
+		slimPod(o)
+	case q.acrossCluster() && (q.Resource.GVR == Deployments.GVR || q.Resource.GVR == StatefulSets.GVR):
+		slimWorkload(o)
+	}
+}
+
+// pageFunc reads built-in kinds in protobuf, masked (pageReader), or by
+// their typed clients where those are fakes; anything else is a custom
+// resource.
 func (l *Live) pageFunc(q Query) func(context.Context, metav1.ListOptions) (runtime.Object, error) {
+	if l.pages != nil && newTypedList(q) != nil {
+		return func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			list := newTypedList(q)
+			return list, l.pages.page(ctx, q, list, o)
+		}
+	}
 	ns := q.Namespace
 	switch q.Resource.GVR {
 	case Nodes.GVR:

@@ -184,24 +184,27 @@ func slimWorkload(o runtime.Object) {
 }
 
 // slimPod keeps of a pod listed per node only what is read of the pods of
-// a node: what they request of it (name, labels and owners, phase,
+// a node (nodePodMask keeps the same on the wire): what they request of it
+// (name, namespace, uid, labels and owners, when made and deleted, phase,
 // readiness and address, each container's name and extended resources, the
 // pod's overhead of them, its resource claims) and how they might reach its
-// devices other than by a
-// request (a privileged container, a hostPath volume and the containers
-// mounting it, an *_VISIBLE_DEVICES variable a container runtime hook
-// honours, a CDI annotation). On a cluster of thousands of accelerator nodes these lists
-// hold a quarter of its pods, and their specs and statuses are most of a
-// run's memory.
+// devices other than by a request (a privileged container, a hostPath
+// volume and the containers mounting it, an *_VISIBLE_DEVICES variable a
+// container runtime hook honours, a CDI annotation). On a cluster of
+// thousands of accelerator nodes these lists hold a quarter of its pods,
+// and their specs and statuses are most of a run's memory.
 func slimPod(o runtime.Object) {
 	p, ok := o.(*corev1.Pod)
 	if !ok {
 		return
 	}
-	hostPaths := map[string]bool{}
+	var hostPaths map[string]bool
 	var volumes []corev1.Volume
 	for _, v := range p.Spec.Volumes {
 		if v.HostPath != nil {
+			if hostPaths == nil {
+				hostPaths = map[string]bool{}
+			}
 			hostPaths[v.Name] = true
 			volumes = append(volumes, corev1.Volume{Name: v.Name, VolumeSource: corev1.VolumeSource{HostPath: v.HostPath}})
 		}
@@ -237,7 +240,8 @@ func slimPod(o runtime.Object) {
 			cdi[k] = v
 		}
 	}
-	p.Annotations = cdi
+	p.ObjectMeta = metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID, Labels: p.Labels, Annotations: cdi,
+		OwnerReferences: p.OwnerReferences, CreationTimestamp: p.CreationTimestamp, DeletionTimestamp: p.DeletionTimestamp}
 	p.Spec = corev1.PodSpec{NodeName: p.Spec.NodeName, Containers: slim(p.Spec.Containers), InitContainers: slim(p.Spec.InitContainers),
 		Overhead: extended(p.Spec.Overhead), Volumes: volumes, ResourceClaims: p.Spec.ResourceClaims}
 	// Its address ties a monitoring system's series to the pod.
@@ -257,7 +261,7 @@ func slimPod(o runtime.Object) {
 func extended(l corev1.ResourceList) corev1.ResourceList {
 	var out corev1.ResourceList
 	for name, q := range l {
-		if !strings.Contains(string(name), "/") || strings.HasPrefix(string(name), corev1.ResourceDefaultNamespacePrefix) {
+		if !isExtended(name) {
 			continue
 		}
 		if out == nil {
