@@ -692,7 +692,10 @@ func renewLeases(ctx context.Context, kube kubernetes.Interface) error {
 	for i := range leases.Items {
 		l := &leases.Items[i]
 		l.Spec.RenewTime = &now
-		if _, err := kube.CoordinationV1().Leases(l.Namespace).Update(ctx, l, metav1.UpdateOptions{}); err != nil {
+		_, err := kube.CoordinationV1().Leases(l.Namespace).Update(ctx, l, metav1.UpdateOptions{})
+		// A conflict is its holder renewing it meanwhile (kube-apiserver
+		// renews its own identity Lease): it is fresh.
+		if err != nil && !apierrors.IsConflict(err) {
 			return fmt.Errorf("renew lease %s/%s: %w", l.Namespace, l.Name, err)
 		}
 	}
