@@ -232,6 +232,7 @@ func TestDecodeListNodePods(t *testing.T) {
 	q := Query{Resource: Pods, FieldSelector: NodeFieldSelector + "gpu-1"}
 	pods := &corev1.PodList{}
 	require.NoError(t, decodeList(encodeList(t, &corev1.PodList{Items: nodePodsCases()}), pods, maskFor(q)))
+	assert.Equal(t, len(pods.Items), cap(pods.Items), "the items' slice made to size")
 	settleAll(t, q, pods)
 	agent := pods.Items[1]
 	assert.Equal(t, map[string]string{CDIAnnotationPrefix + "devices": "nvidia.com/gpu=0"}, agent.Annotations)
