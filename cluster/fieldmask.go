@@ -75,79 +75,75 @@ func entries(keep func([]byte) bool, m *fieldMask) *fieldMask {
 // filter appends to dst the fields of the message src that m keeps, in
 // their order, re-encoding the length of each message it filtered.
 func (m *fieldMask) filter(dst, src []byte) ([]byte, error) {
-	for len(src) > 0 {
-		num, typ, n := protowire.ConsumeTag(src)
-		if n < 0 {
-			return dst, protowire.ParseError(n)
-		}
-		vn := protowire.ConsumeFieldValue(num, typ, src[n:])
-		if vn < 0 {
-			return dst, protowire.ParseError(vn)
-		}
-		raw := src[:n+vn]
-		src = src[n+vn:]
+	var err error
+	perr := fields(src, func(num protowire.Number, typ protowire.Type, tagLen int, raw []byte) bool {
 		sub := m.others
 		if int(num) < len(m.sub) && m.sub[num] != nil {
 			sub = m.sub[num]
 		}
 		if sub == nil || sub == dropped {
-			continue
+			return true
 		}
 		if sub.all && sub.keep == nil {
 			dst = append(dst, raw...)
-			continue
+			return true
 		}
 		if typ != protowire.BytesType {
-			return dst, fmt.Errorf("field %d: a message was expected, not wire type %d", num, typ)
+			err = fmt.Errorf("field %d: a message was expected, not wire type %d", num, typ)
+			return false
 		}
-		value, _ := protowire.ConsumeBytes(raw[n:])
+		value, _ := protowire.ConsumeBytes(raw[tagLen:])
 		if sub.keep != nil && !sub.keep(value) {
-			continue
+			return true
 		}
 		if sub.all {
 			dst = append(dst, raw...)
-			continue
+			return true
 		}
 		dst = protowire.AppendTag(dst, num, protowire.BytesType)
 		mark := len(dst)
-		var err error
 		if dst, err = sub.filter(dst, value); err != nil {
-			return dst, fmt.Errorf("field %d: %w", num, err)
+			err = fmt.Errorf("field %d: %w", num, err)
+			return false
 		}
 		// The filtered value's length goes before it: a few bytes moved,
 		// of a message a few hundred bytes long.
 		var size [10]byte // the longest a varint is
 		l := protowire.AppendVarint(size[:0], uint64(len(dst)-mark))
 		dst = slices.Insert(dst, mark, l...)
+		return true
+	})
+	if perr != nil {
+		return dst, perr
 	}
-	return dst, nil
+	return dst, err
 }
 
 // fields calls fn with each field of a message, its number, wire type and
-// whole encoding (tag included), until fn returns false; it says whether
-// the message parsed to its end or to where fn stopped.
-func fields(msg []byte, fn func(num protowire.Number, typ protowire.Type, tagLen int, raw []byte) bool) bool {
+// whole encoding (tag included), until fn returns false; an error says
+// where the message did not parse.
+func fields(msg []byte, fn func(num protowire.Number, typ protowire.Type, tagLen int, raw []byte) bool) error {
 	for len(msg) > 0 {
 		num, typ, l := protowire.ConsumeTag(msg)
 		if l < 0 {
-			return false
+			return protowire.ParseError(l)
 		}
 		vl := protowire.ConsumeFieldValue(num, typ, msg[l:])
 		if vl < 0 {
-			return false
+			return protowire.ParseError(vl)
 		}
 		if !fn(num, typ, l, msg[:l+vl]) {
-			return true
+			return nil
 		}
 		msg = msg[l+vl:]
 	}
-	return true
+	return nil
 }
 
 // bytesField is the first value of field num of a message, when it is
 // length-delimited (a string, bytes, a message).
 func bytesField(msg []byte, num protowire.Number) (value []byte, found bool) {
-	fields(msg, func(n protowire.Number, typ protowire.Type, tagLen int, raw []byte) bool {
+	_ = fields(msg, func(n protowire.Number, typ protowire.Type, tagLen int, raw []byte) bool {
 		if n != num || typ != protowire.BytesType {
 			return true
 		}
@@ -160,7 +156,7 @@ func bytesField(msg []byte, num protowire.Number) (value []byte, found bool) {
 
 // hasField says whether a message has field num.
 func hasField(msg []byte, num protowire.Number) (found bool) {
-	fields(msg, func(n protowire.Number, _ protowire.Type, _ int, _ []byte) bool {
+	_ = fields(msg, func(n protowire.Number, _ protowire.Type, _ int, _ []byte) bool {
 		found = n == num
 		return !found
 	})
@@ -169,7 +165,7 @@ func hasField(msg []byte, num protowire.Number) (found bool) {
 
 // countField counts the values of field num of a message.
 func countField(msg []byte, num protowire.Number) (count int) {
-	fields(msg, func(n protowire.Number, _ protowire.Type, _ int, _ []byte) bool {
+	_ = fields(msg, func(n protowire.Number, _ protowire.Type, _ int, _ []byte) bool {
 		if n == num {
 			count++
 		}
