@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"sort"
 	"sync"
@@ -19,7 +20,7 @@ type Cache struct {
 	src Source
 
 	mu     sync.Mutex
-	lists  map[string]*entry[Query, []runtime.Object]
+	lists  map[string]*entry[Query, listed]
 	tables map[string]*entry[Query, *metav1.Table]
 	raws   map[string]*entry[string, []byte]
 }
@@ -37,7 +38,7 @@ type entry[K, T any] struct {
 func NewCache(src Source) *Cache {
 	return &Cache{
 		src:    src,
-		lists:  map[string]*entry[Query, []runtime.Object]{},
+		lists:  map[string]*entry[Query, listed]{},
 		tables: map[string]*entry[Query, *metav1.Table]{},
 		raws:   map[string]*entry[string, []byte]{},
 	}
@@ -49,7 +50,57 @@ func (c *Cache) Info(ctx context.Context) (Info, error) { return c.src.Info(ctx)
 // List returns the objects of q. Callers must not modify them: they are
 // shared.
 func (c *Cache) List(ctx context.Context, q Query) ([]runtime.Object, time.Time, error) {
-	return once(ctx, &c.mu, c.lists, q.Key(), q, c.src.List)
+	l, at, err := once(ctx, &c.mu, c.lists, q.Key(), q, c.fetchList)
+	if err != nil {
+		return l.objs, at, err
+	}
+	objs, err := l.objects()
+	return objs, at, err
+}
+
+// listed is a LIST's answer as the cache keeps it: its objects, or the pods
+// of a node packed.
+type listed struct {
+	objs []runtime.Object
+	pods *packedPods
+}
+
+// objects are the objects of the answer.
+func (l listed) objects() ([]runtime.Object, error) {
+	if l.pods != nil {
+		return l.pods.unpack()
+	}
+	return l.objs, nil
+}
+
+// podPacker is a source that reads the pods of a node packed, without
+// decoding them; errNotPacked says it cannot for this query.
+type podPacker interface {
+	packNodePods(ctx context.Context, q Query) (*packedPods, time.Time, error)
+}
+
+var errNotPacked = errors.New("not read packed")
+
+// fetchList asks the source, and packs the pods of a node: a run keeps
+// those of every accelerator node, most of what it would otherwise hold.
+func (c *Cache) fetchList(ctx context.Context, q Query) (listed, time.Time, error) {
+	if p, ok := c.src.(podPacker); ok && q.nodePods() {
+		pods, at, err := p.packNodePods(ctx, q)
+		if !errors.Is(err, errNotPacked) {
+			return listed{pods: pods}, at, err
+		}
+	}
+	objs, at, err := c.src.List(ctx, q)
+	if err != nil || !q.nodePods() {
+		return listed{objs: objs}, at, err
+	}
+	pods, perr := packPods(objs)
+	if perr != nil {
+		// Not pods as the scheme knows them (a source's mistake): kept as
+		// they came, which costs memory, not truth.
+		return listed{objs: objs}, at, nil
+	}
+	return listed{pods: pods}, at, nil
 }
 
 // Table returns the server's Table for q. Callers must not modify it; Print
@@ -104,7 +155,11 @@ func (c *Cache) Recording(info Info) (*Recording, error) {
 	for _, key := range sortedKeys(lists) {
 		e := lists[key]
 		<-e.done
-		l, err := recordList(e.q, e.val, e.at, e.err)
+		objs, err := e.val.objects()
+		if err != nil {
+			return nil, err
+		}
+		l, err := recordList(e.q, objs, e.at, e.err)
 		if err != nil {
 			return nil, err
 		}

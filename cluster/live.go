@@ -147,6 +147,27 @@ func (l *Live) List(ctx context.Context, q Query) ([]runtime.Object, time.Time, 
 	return objs, l.Now(), nil
 }
 
+// packNodePods reads the pods of a node as the cache keeps them (packedPods),
+// masked on the wire and never decoded: the Cache asks for them so when its
+// source can (podPacker). Only a Live reading protobuf can.
+func (l *Live) packNodePods(ctx context.Context, q Query) (*packedPods, time.Time, error) {
+	if l.pages == nil || !q.nodePods() {
+		return nil, l.Now(), errNotPacked
+	}
+	pk := &packedPods{}
+	opts := metav1.ListOptions{LabelSelector: q.LabelSelector, FieldSelector: q.FieldSelector, Limit: pageSize}
+	for {
+		cont, err := l.pages.packPage(ctx, q, opts, pk)
+		if err != nil {
+			return nil, l.Now(), fmt.Errorf("list %s: %w", q, err)
+		}
+		if cont == "" {
+			return pk, l.Now(), nil
+		}
+		opts.Continue = cont
+	}
+}
+
 // settle drops of an object listed by q what no check reads of it, as
 // each item arrives, as a recording drops them: on a large cluster managed
 // fields, CRD schemas and the specs of pods and pod templates are much of

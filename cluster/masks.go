@@ -13,7 +13,7 @@ import (
 
 // containerMask keeps of a container what slimPod keeps: its name,
 // extended resources and claims, privilege, *_VISIBLE_DEVICES variables
-// and volume mounts.
+// and volume mounts, so that a masked pod decodes to the slim pod itself.
 var containerMask = message(
 	field(1), // name
 	field(7, entries(visibleDevicesVar, whole)), // env
@@ -22,9 +22,14 @@ var containerMask = message(
 		field(2, entries(extendedEntry, whole)), // requests
 		field(3),                                // claims
 	)),
-	field(9, message(field(1), field(2), field(3))), // volumeMounts: name, readOnly, mountPath
-	field(15, message(field(2))),                    // securityContext: privileged
+	field(9, message(field(1), field(2), field(3))),     // volumeMounts: name, readOnly, mountPath
+	field(15, entries(privilegeSet, message(field(2)))), // securityContext: privileged, if set
 )
+
+// privilegeSet says whether a security context sets privileged: slimPod
+// keeps no security context that does not, and a mask that kept it empty
+// would decode to one.
+func privilegeSet(sc []byte) bool { return hasField(sc, 2) }
 
 // objectMetaMask drops an object's managed fields, which trim drops.
 var objectMetaMask = allBut(drop(17))

@@ -11,6 +11,7 @@ import (
 	"reflect"
 
 	"google.golang.org/protobuf/encoding/protowire"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -122,13 +123,32 @@ func decodeList(body []byte, list typedList, mask *fieldMask) error {
 const maxObjects = 1 << 31
 
 // readList reads a page into list, masking its items on the wire when it
-// is in protobuf. The envelope (runtime.Unknown) says how long the objects
-// are before they come, so they are read into a buffer of that size, not
-// one grown as they arrive: on a large page the growing was most of what
-// reading it cost. A JSON page, from a server that would not answer in
-// protobuf, is decoded whole.
+// is in protobuf; a JSON page is decoded whole.
 func readList(r io.Reader, list typedList, mask *fieldMask) error {
 	kind := kindOf(list)
+	return readPage(r, kind, mask, func(masked []byte) error {
+		presize(list, countField(masked, 2))
+		if err := list.Unmarshal(masked); err != nil {
+			return fmt.Errorf("decode %s: %w", kind, err)
+		}
+		return nil
+	}, func(body []byte) error {
+		if _, _, err := codecs.UniversalDeserializer().Decode(body, nil, list); err != nil {
+			return fmt.Errorf("decode %s: %w", kind, err)
+		}
+		// As from protobuf: a typed list does not say its kind.
+		list.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+		return nil
+	})
+}
+
+// readPage reads a page of a list of kind. A protobuf page's envelope
+// (runtime.Unknown) says how long the list is before it comes, so it is
+// read into a buffer of that size, not one grown as it arrives (on a
+// large page the growing was most of what reading it cost); onProto gets
+// the list masked. A JSON page, from a server that would not answer in
+// protobuf, goes to onJSON whole. Neither may keep what it is given.
+func readPage(r io.Reader, kind string, mask *fieldMask, onProto, onJSON func([]byte) error) error {
 	br := bufio.NewReader(r)
 	if prefix, err := br.Peek(len(protobufPrefix)); err != nil || !bytes.Equal(prefix, protobufPrefix) {
 		buf := getBuffer()
@@ -136,12 +156,7 @@ func readList(r io.Reader, list typedList, mask *fieldMask) error {
 		if _, err := buf.ReadFrom(br); err != nil {
 			return fmt.Errorf("read %s: %w", kind, err)
 		}
-		if _, _, err := codecs.UniversalDeserializer().Decode(buf.Bytes(), nil, list); err != nil {
-			return fmt.Errorf("decode %s: %w", kind, err)
-		}
-		// As from protobuf: a typed list does not say its kind.
-		list.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
-		return nil
+		return onJSON(buf.Bytes())
 	}
 	_, _ = br.Discard(len(protobufPrefix))
 	buf := getBuffer()
@@ -185,11 +200,63 @@ func readList(r io.Reader, list typedList, mask *fieldMask) error {
 	if err != nil {
 		return fmt.Errorf("decode %s: %w", kind, err)
 	}
-	presize(list, countField(masked, 2))
-	if err := list.Unmarshal(masked); err != nil {
-		return fmt.Errorf("decode %s: %w", kind, err)
+	return onProto(masked)
+}
+
+// packPage reads one page of the pods of a node into pk and gives its
+// continue token. In protobuf each pod is kept as the mask left it, never
+// decoded: nodePodMask keeps what slimPod keeps, so that it is the slim
+// pod's encoding. A JSON page is decoded, slimmed and packed.
+func (r pageReader) packPage(ctx context.Context, q Query, opts metav1.ListOptions, pk *packedPods) (string, error) {
+	body, err := r.client.Get().AbsPath(q.path()).SetHeader("Accept", protobufAccept).
+		VersionedParams(&opts, clientgoscheme.ParameterCodec).Stream(ctx)
+	if err != nil {
+		return "", err
 	}
-	return nil
+	defer func() { _ = body.Close() }()
+	return readPacked(body, pk)
+}
+
+// readPacked is packPage's reading of a page.
+func readPacked(r io.Reader, pk *packedPods) (cont string, err error) {
+	err = readPage(r, "PodList", nodePodList, func(masked []byte) error {
+		var perr error
+		if ferr := fields(masked, func(num protowire.Number, typ protowire.Type, tagLen int, raw []byte) bool {
+			value, n := protowire.ConsumeBytes(raw[tagLen:])
+			switch {
+			case typ != protowire.BytesType || n < 0:
+				perr = fmt.Errorf("decode PodList: field %d is not a message", num)
+				return false
+			case num == 1: // metadata
+				c, _ := bytesField(value, 3) // continue
+				cont = string(c)
+			case num == 2: // items
+				pk.add(value)
+			}
+			return true
+		}); ferr != nil {
+			return fmt.Errorf("decode PodList: %w", ferr)
+		}
+		return perr
+	}, func(body []byte) error {
+		list := &corev1.PodList{}
+		if _, _, err := codecs.UniversalDeserializer().Decode(body, nil, list); err != nil {
+			return fmt.Errorf("decode PodList: %w", err)
+		}
+		for i := range list.Items {
+			p := &list.Items[i]
+			trim(p)
+			slimPod(p)
+			data, err := p.Marshal()
+			if err != nil {
+				return fmt.Errorf("pack pod %s/%s: %w", p.Namespace, p.Name, err)
+			}
+			pk.add(data)
+		}
+		cont = list.Continue
+		return nil
+	})
+	return cont, err
 }
 
 // presize makes room in a list for n items: its generated decoder appends

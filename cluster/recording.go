@@ -189,7 +189,7 @@ func slimWorkload(o runtime.Object) {
 // readiness and address, each container's name and extended resources, the
 // pod's overhead of them, its resource claims) and how they might reach its
 // devices other than by a request (a privileged container, a hostPath
-// volume and the containers mounting it, an *_VISIBLE_DEVICES variable a
+// volume and each container's mounts, an *_VISIBLE_DEVICES variable a
 // container runtime hook honours, a CDI annotation). On a cluster of
 // thousands of accelerator nodes these lists hold a quarter of its pods,
 // and their specs and statuses are most of a run's memory.
@@ -198,14 +198,9 @@ func slimPod(o runtime.Object) {
 	if !ok {
 		return
 	}
-	var hostPaths map[string]bool
 	var volumes []corev1.Volume
 	for _, v := range p.Spec.Volumes {
 		if v.HostPath != nil {
-			if hostPaths == nil {
-				hostPaths = map[string]bool{}
-			}
-			hostPaths[v.Name] = true
 			volumes = append(volumes, corev1.Volume{Name: v.Name, VolumeSource: corev1.VolumeSource{HostPath: v.HostPath}})
 		}
 	}
@@ -222,10 +217,11 @@ func slimPod(o runtime.Object) {
 					k.Env = append(k.Env, corev1.EnvVar{Name: e.Name, Value: e.Value})
 				}
 			}
+			// Every mount, though only those of hostPath volumes are
+			// read: which volume a mount names is known on the wire only
+			// after the mount, so that nodePodMask keeps them all.
 			for _, m := range c.VolumeMounts {
-				if hostPaths[m.Name] {
-					k.VolumeMounts = append(k.VolumeMounts, corev1.VolumeMount{Name: m.Name, MountPath: m.MountPath, ReadOnly: m.ReadOnly})
-				}
+				k.VolumeMounts = append(k.VolumeMounts, corev1.VolumeMount{Name: m.Name, MountPath: m.MountPath, ReadOnly: m.ReadOnly})
 			}
 			out = append(out, k)
 		}

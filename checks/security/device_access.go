@@ -87,11 +87,27 @@ func containers(n int, noun, one, many string) string {
 	return checks.Plural(n, noun) + " " + many
 }
 
-// accelNode is an accelerator node and what its pods do.
+// accelNode is an accelerator node and what its pods do, taken as its pods
+// are read: the pods themselves are not kept, since a run reads those of
+// every accelerator node.
 type accelNode struct {
 	name string
-	pods []*corev1.Pod
+	// stack are the namespaces of its pods that register with the kubelet
+	// (isStackPod).
+	stack []string
+	// pods are its pods not ended that request an accelerator or have a
+	// way to a device around a request.
+	pods []podWays
 	err  error
+}
+
+// podWays is what the check judges of one pod.
+type podWays struct {
+	namespace, name string
+	requests        bool
+	// agent is a node agent's pod (nodeAgent).
+	agent bool
+	ways  []*containerWays
 }
 
 // Run implements checks.Check.
@@ -116,20 +132,17 @@ func (DeviceAccessMediated) Run(ctx context.Context, env *checks.Env) (checks.Re
 	flagged := map[string]bool{}
 	for _, n := range accel {
 		for _, p := range n.pods {
-			if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			if p.requests {
+				byRequest = append(byRequest, p.namespace+"/"+p.name)
+			}
+			if stack[p.namespace] {
 				continue
 			}
-			if requestsAccelerator(p) {
-				byRequest = append(byRequest, p.Namespace+"/"+p.Name)
-			}
-			if stack[p.Namespace] {
-				continue
-			}
-			agent := nodeAgent(p)
-			for _, c := range byContainer(deviceWays(p)) {
+			agent := p.agent
+			for _, c := range p.ways {
 				if agent && slices.Contains(c.ways, privileged) {
 					// A node agent's privilege is how it does its job.
-					agents = append(agents, p.Namespace+"/"+p.Name)
+					agents = append(agents, p.namespace+"/"+p.name)
 					c.ways = slices.DeleteFunc(c.ways, func(w string) bool { return w == privileged })
 					if len(c.ways) == 0 {
 						continue
@@ -300,15 +313,19 @@ func nodeAgent(p *corev1.Pod) bool {
 func stackNamespaces(accel []*accelNode) map[string]bool {
 	out := map[string]bool{}
 	for _, n := range accel {
-		for _, p := range n.pods {
-			for _, v := range p.Spec.Volumes {
-				if v.HostPath != nil && slices.ContainsFunc(pluginHostPaths, func(prefix string) bool { return strings.HasPrefix(v.HostPath.Path, prefix) }) {
-					out[p.Namespace] = true
-				}
-			}
+		for _, ns := range n.stack {
+			out[ns] = true
 		}
 	}
 	return out
+}
+
+// isStackPod is true for a pod that mounts a kubelet folder of device
+// plugins or DRA drivers.
+func isStackPod(p *corev1.Pod) bool {
+	return slices.ContainsFunc(p.Spec.Volumes, func(v corev1.Volume) bool {
+		return v.HostPath != nil && slices.ContainsFunc(pluginHostPaths, func(prefix string) bool { return strings.HasPrefix(v.HostPath.Path, prefix) })
+	})
 }
 
 // podColumns lists the pods of a node with what the check reads of them.
@@ -335,6 +352,22 @@ func readPods(ctx context.Context, env *checks.Env, accel []*accelNode) {
 		names[i] = n.name
 	}
 	checks.EachNodePods(ctx, env, names, func(i int, pods []*corev1.Pod, err error) {
-		accel[i].pods, accel[i].err = pods, err
+		n := accel[i]
+		n.err = err
+		for _, p := range pods {
+			// An ended pod of the stack still says its namespace is the
+			// stack's; an ended pod reaches no device.
+			if isStackPod(p) && !slices.Contains(n.stack, p.Namespace) {
+				n.stack = append(n.stack, p.Namespace)
+			}
+			if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+				continue
+			}
+			pw := podWays{namespace: p.Namespace, name: p.Name, requests: requestsAccelerator(p), ways: byContainer(deviceWays(p))}
+			if pw.requests || len(pw.ways) > 0 {
+				pw.agent = nodeAgent(p)
+				n.pods = append(n.pods, pw)
+			}
+		}
 	})
 }
