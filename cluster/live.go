@@ -357,14 +357,11 @@ func (tc *tableClient) get(ctx context.Context, q Query) (*metav1.Table, error) 
 		if err != nil {
 			return nil, statusError(body, err)
 		}
-		t, err := parseTable(body)
-		if err != nil {
-			return nil, err
-		}
 		// Each page's rows are decoded (and their managed fields
 		// dropped) as the page arrives, so that a 2,000-node Table is
 		// never held as raw JSON whole.
-		if err := decodeRows(t); err != nil {
+		t, err := parseTable(body)
+		if err != nil {
 			return nil, err
 		}
 		if all == nil {

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
@@ -300,6 +301,28 @@ func TestParseTable(t *testing.T) {
 	err = decodeRows(bad)
 	require.Error(t, err, "an object without a kind")
 	assert.Contains(t, err.Error(), "decode row 0")
+}
+
+// parseTable decodes a page in one pass to what decoding it as a
+// metav1.Table and then each row's object gives.
+func TestParseTableAsTwoPasses(t *testing.T) {
+	body := []byte(`{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"9","continue":"next"},` +
+		`"columnDefinitions":[{"name":"Name","type":"string","format":"name","description":"the name","priority":0},{"name":"Restarts","type":"integer","format":"","description":"","priority":1}],` +
+		`"rows":[{"cells":["a",3],"conditions":[{"type":"Completed","status":"True"}],"object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1",` +
+		`"metadata":{"name":"a","namespace":"ns","uid":"u","creationTimestamp":"2026-11-29T21:03:39Z","labels":{"gpu":"yes"},` +
+		`"annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{}","keep":"me"},"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"r","uid":"o","controller":true}],` +
+		`"managedFields":[{"manager":"kubelet","operation":"Update","fieldsType":"FieldsV1","fieldsV1":{"f:status":{".":{}}}}]}}},` +
+		`{"cells":["b",0]}]}`)
+	got, err := parseTable(body)
+	require.NoError(t, err)
+	var want metav1.Table
+	require.NoError(t, json.Unmarshal(body, &want))
+	require.NoError(t, decodeRows(&want))
+	assert.Equal(t, &want, got)
+	assert.Equal(t, map[string]string{"keep": "me"}, got.Rows[0].Object.Object.(*metav1.PartialObjectMetadata).Annotations)
+
+	_, err = parseTable([]byte(`{"kind":"Table","rows":[{"cells":["a"],"object":{"metadata":{"name":"a"}}}]}`))
+	assert.ErrorContains(t, err, "decode row 0: the object has no kind")
 }
 
 // A row without its object is named by its first cell.

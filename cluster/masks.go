@@ -46,6 +46,12 @@ var nodeMask = allBut(field(1, objectMetaMask), field(3, allBut(drop(8))))
 // schemas are most of a CRD, and no check reads them.
 var crdMask = allBut(field(1, objectMetaMask), field(2, allBut(field(7, allBut(drop(4))))))
 
+// resourceSliceMask drops of a ResourceSlice its managed fields and its
+// devices' capacities (spec.devices[*].capacity), which trim drops: a map
+// per device, and no check reads them (their attributes, which they read,
+// are kept).
+var resourceSliceMask = allBut(field(1, objectMetaMask), field(2, allBut(field(6, allBut(drop(3))))))
+
 // templateLabels keeps of a pod template its labels.
 var templateLabels = message(field(1, message(field(11))))
 
@@ -135,6 +141,7 @@ var (
 	statefulSetList = listOf(statefulSetMask)
 	nodeList        = listOf(nodeMask)
 	crdList         = listOf(crdMask)
+	sliceList       = listOf(resourceSliceMask)
 	objectList      = listOf(objectMask)
 )
 
@@ -152,6 +159,8 @@ func maskFor(q Query) *fieldMask {
 		return nodeList
 	case q.Resource.GVR == CRDs.GVR:
 		return crdList
+	case q.Resource.GVR == ResourceSlices.GVR:
+		return sliceList
 	}
 	return objectList
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	resourcev1 "k8s.io/api/resource/v1"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -200,6 +201,19 @@ func maskCases() []struct {
 				assert.Nil(t, crd.Spec.Versions[0].Schema)
 				assert.True(t, crd.Spec.Versions[0].Served)
 				assert.Empty(t, crd.ManagedFields)
+			}},
+		{"ResourceSlices", Query{Resource: ResourceSlices},
+			&resourcev1.ResourceSliceList{Items: []resourcev1.ResourceSlice{{ObjectMeta: metav1.ObjectMeta{Name: "gpu-1-gpu.nvidia.com", ManagedFields: managed},
+				Spec: resourcev1.ResourceSliceSpec{Driver: "gpu.nvidia.com", NodeName: ptr.To("gpu-1"), Pool: resourcev1.ResourcePool{Name: "gpu-1", ResourceSliceCount: 1},
+					Devices: []resourcev1.Device{{Name: "gpu-0",
+						Attributes: map[resourcev1.QualifiedName]resourcev1.DeviceAttribute{"driverVersion": {VersionValue: ptr.To("580.95.5")}},
+						Capacity:   map[resourcev1.QualifiedName]resourcev1.DeviceCapacity{"memory": {Value: resource.MustParse("80Gi")}}}}}}}},
+			func(t *testing.T, masked runtime.Object) {
+				s := masked.(*resourcev1.ResourceSliceList).Items[0]
+				assert.Empty(t, s.Spec.Devices[0].Capacity)
+				assert.Empty(t, s.ManagedFields)
+				assert.Equal(t, "580.95.5", *s.Spec.Devices[0].Attributes["driverVersion"].VersionValue, "the attributes are read")
+				assert.Equal(t, "gpu-1", *s.Spec.NodeName)
 			}},
 		{"any other kind", Query{Resource: ConfigMaps, Namespace: "kube-system"},
 			&corev1.ConfigMapList{Items: []corev1.ConfigMap{{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "kube-system", ManagedFields: managed}, Data: map[string]string{"k": "v"}}}},

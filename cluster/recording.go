@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	resourcev1 "k8s.io/api/resource/v1"
 	"strings"
 	"time"
 
@@ -275,8 +276,9 @@ const CDIAnnotationPrefix = "cdi.k8s.io/"
 // trim drops what no check reads and what would only bloat a run's memory
 // or a recording, or copy an operator's manifests into it: managed fields,
 // the last-applied annotation, CRD schemas (a CRD's names, versions and
-// conditions stay), and the images a node holds (a few KiB a node, and on
-// thousands of nodes more than the rest of them).
+// conditions stay), the images a node holds (a few KiB a node, and on
+// thousands of nodes more than the rest of them), and the capacities of a
+// ResourceSlice's devices (a map each, read by no check).
 func trim(o runtime.Object) {
 	if m, err := meta.Accessor(o); err == nil {
 		m.SetManagedFields(nil)
@@ -290,6 +292,11 @@ func trim(o runtime.Object) {
 	}
 	if n, ok := o.(*corev1.Node); ok {
 		n.Status.Images = nil
+	}
+	if s, ok := o.(*resourcev1.ResourceSlice); ok {
+		for i := range s.Spec.Devices {
+			s.Spec.Devices[i].Capacity = nil
+		}
 	}
 	if crd, ok := o.(*apiextensionsv1.CustomResourceDefinition); ok {
 		for i := range crd.Spec.Versions {

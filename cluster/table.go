@@ -12,17 +12,61 @@ import (
 // server renders the rows, CRD printer columns included.
 const tableAccept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
 
-// parseTable reads one page of a Table response.
+// parseTable reads one page of a Table response, with each row's object
+// decoded as the page is (tablePage) and trimmed, as decodeRows leaves it.
 func parseTable(body []byte) (*metav1.Table, error) {
-	var t metav1.Table
-	if err := json.Unmarshal(body, &t); err != nil {
+	var page tablePage
+	if err := json.Unmarshal(body, &page); err != nil {
 		return nil, fmt.Errorf("decode table: %w", err)
 	}
-	if t.Kind != "Table" {
-		return nil, fmt.Errorf("server answered %q where a Table was asked for", t.Kind)
+	if page.Kind != "Table" {
+		return nil, fmt.Errorf("server answered %q where a Table was asked for", page.Kind)
 	}
-	return &t, nil
+	t := &metav1.Table{TypeMeta: page.TypeMeta, ListMeta: page.ListMeta, ColumnDefinitions: page.ColumnDefinitions,
+		Rows: make([]metav1.TableRow, len(page.Rows))}
+	for i, r := range page.Rows {
+		t.Rows[i] = metav1.TableRow{Cells: r.Cells, Conditions: r.Conditions}
+		if r.Object == nil {
+			continue
+		}
+		if r.Object.Kind == "" {
+			return nil, fmt.Errorf("decode row %d: the object has no kind", i)
+		}
+		obj := &metav1.PartialObjectMetadata{TypeMeta: r.Object.TypeMeta, ObjectMeta: r.Object.Metadata.ObjectMeta}
+		trim(obj)
+		t.Rows[i].Object.Object = obj
+	}
+	return t, nil
 }
+
+// tablePage is a page of a Table as the server sends it, its rows' objects
+// (metadata only) decoded in the same pass as the page: a metav1.Table
+// keeps them raw, to be parsed a second time, and that second pass was
+// most of what reading a Table cost. Their managed fields, most of a
+// node's metadata, are passed over, not decoded.
+type tablePage struct {
+	metav1.TypeMeta
+	metav1.ListMeta   `json:"metadata,omitempty"`
+	ColumnDefinitions []metav1.TableColumnDefinition `json:"columnDefinitions"`
+	Rows              []struct {
+		Cells      []any                      `json:"cells"`
+		Conditions []metav1.TableRowCondition `json:"conditions,omitempty"`
+		Object     *struct {
+			metav1.TypeMeta
+			Metadata struct {
+				metav1.ObjectMeta
+				// Shadows ObjectMeta's: the shallower field is the
+				// one JSON decodes into.
+				ManagedFields passedOver `json:"managedFields,omitempty"`
+			} `json:"metadata"`
+		} `json:"object,omitempty"`
+	} `json:"rows"`
+}
+
+// passedOver decodes nothing of a JSON value.
+type passedOver struct{}
+
+func (*passedOver) UnmarshalJSON([]byte) error { return nil }
 
 // decodeRows turns each row's raw object into an object the table printer
 // can read namespace and labels from, as kubectl does before printing. The
