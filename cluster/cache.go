@@ -58,49 +58,49 @@ func (c *Cache) List(ctx context.Context, q Query) ([]runtime.Object, time.Time,
 	return objs, at, err
 }
 
-// listed is a LIST's answer as the cache keeps it: its objects, or the pods
-// of a node packed.
+// listed is a LIST's answer as the cache keeps it: its objects, or them
+// packed (packedKind).
 type listed struct {
-	objs []runtime.Object
-	pods *packedPods
+	objs   []runtime.Object
+	packed *packedList
 }
 
 // objects are the objects of the answer.
 func (l listed) objects() ([]runtime.Object, error) {
-	if l.pods != nil {
-		return l.pods.unpack()
+	if l.packed != nil {
+		return l.packed.unpack()
 	}
 	return l.objs, nil
 }
 
-// podPacker is a source that reads the pods of a node packed, without
-// decoding them; errNotPacked says it cannot for this query.
-type podPacker interface {
-	packNodePods(ctx context.Context, q Query) (*packedPods, time.Time, error)
+// packer is a source that reads a list packed, without decoding its
+// objects; errNotPacked says it cannot for this query.
+type packer interface {
+	packList(ctx context.Context, q Query) (*packedList, time.Time, error)
 }
 
 var errNotPacked = errors.New("not read packed")
 
-// fetchList asks the source, and packs the pods of a node: a run keeps
-// those of every accelerator node, most of what it would otherwise hold.
+// fetchList asks the source, and packs what packedKind says is kept so.
 func (c *Cache) fetchList(ctx context.Context, q Query) (listed, time.Time, error) {
-	if p, ok := c.src.(podPacker); ok && q.nodePods() {
-		pods, at, err := p.packNodePods(ctx, q)
+	newObject := packedKind(q)
+	if p, ok := c.src.(packer); ok && newObject != nil {
+		pk, at, err := p.packList(ctx, q)
 		if !errors.Is(err, errNotPacked) {
-			return listed{pods: pods}, at, err
+			return listed{packed: pk}, at, err
 		}
 	}
 	objs, at, err := c.src.List(ctx, q)
-	if err != nil || !q.nodePods() {
+	if err != nil || newObject == nil {
 		return listed{objs: objs}, at, err
 	}
-	pods, perr := packPods(objs)
+	pk, perr := pack(objs, newObject)
 	if perr != nil {
-		// Not pods as the scheme knows them (a source's mistake): kept as
-		// they came, which costs memory, not truth.
+		// Not the scheme's objects (a source's mistake): kept as they
+		// came, which costs memory, not truth.
 		return listed{objs: objs}, at, nil
 	}
-	return listed{pods: pods}, at, nil
+	return listed{packed: pk}, at, nil
 }
 
 // Table returns the server's Table for q. Callers must not modify it; Print

@@ -147,14 +147,16 @@ func (l *Live) List(ctx context.Context, q Query) ([]runtime.Object, time.Time, 
 	return objs, l.Now(), nil
 }
 
-// packNodePods reads the pods of a node as the cache keeps them (packedPods),
-// masked on the wire and never decoded: the Cache asks for them so when its
-// source can (podPacker). Only a Live reading protobuf can.
-func (l *Live) packNodePods(ctx context.Context, q Query) (*packedPods, time.Time, error) {
-	if l.pages == nil || !q.nodePods() {
+// packList reads a list as the cache keeps it (packedList), masked on the
+// wire and never decoded: the Cache asks for it so when its source can
+// (packer). Only a Live reading protobuf can, and only what packedKind
+// says is kept packed.
+func (l *Live) packList(ctx context.Context, q Query) (*packedList, time.Time, error) {
+	newObject := packedKind(q)
+	if l.pages == nil || newObject == nil {
 		return nil, l.Now(), errNotPacked
 	}
-	pk := &packedPods{}
+	pk := &packedList{newObject: newObject}
 	opts := metav1.ListOptions{LabelSelector: q.LabelSelector, FieldSelector: q.FieldSelector, Limit: pageSize}
 	for {
 		cont, err := l.pages.packPage(ctx, q, opts, pk)

@@ -31,15 +31,23 @@ var containerMask = message(
 // would decode to one.
 func privilegeSet(sc []byte) bool { return hasField(sc, 2) }
 
-// objectMetaMask drops an object's managed fields, which trim drops.
-var objectMetaMask = allBut(drop(17))
+// objectMetaMask drops an object's managed fields and last-applied
+// annotation, which trim drops.
+var objectMetaMask = allBut(drop(17), field(12, entries(notLastApplied, whole)))
+
+// notLastApplied says whether an annotation is not kubectl's last-applied
+// configuration, a copy of the whole object as applied.
+func notLastApplied(entry []byte) bool {
+	key, _ := bytesField(entry, 1)
+	return string(key) != lastApplied
+}
 
 // objectMask drops of any object its managed fields.
 var objectMask = allBut(field(1, objectMetaMask))
 
-// nodeMask drops of a node its managed fields and the images it holds
-// (status.images), which trim drops.
-var nodeMask = allBut(field(1, objectMetaMask), field(3, allBut(drop(8))))
+// nodeMask keeps of a node's status what trim keeps (capacity,
+// allocatable, phase, conditions), and drops its managed fields.
+var nodeMask = allBut(field(1, objectMetaMask), field(3, message(field(1), field(2), field(3), field(4))))
 
 // crdMask drops of a CustomResourceDefinition its managed fields and its
 // versions' schemas (spec.versions[*].schema), which trim drops: the

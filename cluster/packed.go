@@ -2,25 +2,30 @@ package cluster
 
 import (
 	"fmt"
+	"reflect"
 	"sync"
 	"unsafe"
 	"weak"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// packedPods are the pods of one node as the cache keeps them between
-// reads: each pod's protobuf encoding, one after another in one slab. A
-// decoded pod is mostly the empty fields of corev1.Pod and its containers
-// (about 1.6 KB a pod however little is kept of it), and a run keeps the
-// pods of every accelerator node until it ends: packed, they take a fifth
-// of that. A read decodes them, unless another read's decoding is still
-// held by its check: the checks that read the pods of every node run side
-// by side and ask for each node's at about the same time.
-type packedPods struct {
-	slab []byte
-	// ends are where each pod's encoding ends in slab.
+// packedList is a LIST's answer as the cache keeps it between reads when
+// the objects are large and few checks read them: each object's protobuf
+// encoding, one after another in one slab. A decoded object is mostly the
+// empty fields of its type (about 1.6 KB for a pod however little is kept
+// of it, and as much for a Deployment whose template is dropped), and a
+// run keeps every answer until it ends: packed, the pods of every
+// accelerator node take a fifth of that. A read decodes them, unless
+// another read's decoding is still held by its check: the checks that read
+// the pods of every node run side by side and ask for each node's at about
+// the same time.
+type packedList struct {
+	newObject func() packable
+	slab      []byte
+	// ends are where each object's encoding ends in slab.
 	ends []int
 
 	mu sync.Mutex
@@ -29,38 +34,65 @@ type packedPods struct {
 	held weak.Pointer[runtime.Object]
 }
 
-// add appends the encoding of one pod.
-func (pk *packedPods) add(pod []byte) {
-	pk.slab = append(pk.slab, pod...)
+// packable is an object of a built-in kind, which encodes and decodes
+// itself in protobuf.
+type packable interface {
+	runtime.Object
+	Size() int
+	MarshalToSizedBuffer([]byte) (int, error)
+	Unmarshal([]byte) error
+}
+
+// packedKind makes the objects of q when the cache keeps its answer packed:
+// the pods of a node, read by the three requirements that judge the pods of
+// every accelerator node, and the Deployments and StatefulSets of the whole
+// cluster, read by one check and otherwise held for the whole run. Nil for
+// any other query, whose objects are read by many checks and kept decoded.
+func packedKind(q Query) func() packable {
+	switch {
+	case q.nodePods():
+		return func() packable { return &corev1.Pod{} }
+	case q.acrossCluster() && q.Resource.GVR == Deployments.GVR:
+		return func() packable { return &appsv1.Deployment{} }
+	case q.acrossCluster() && q.Resource.GVR == StatefulSets.GVR:
+		return func() packable { return &appsv1.StatefulSet{} }
+	}
+	return nil
+}
+
+// add appends the encoding of one object.
+func (pk *packedList) add(obj []byte) {
+	pk.slab = append(pk.slab, obj...)
 	pk.ends = append(pk.ends, len(pk.slab))
 }
 
-// packPods packs objs, all of which must be pods.
-func packPods(objs []runtime.Object) (*packedPods, error) {
+// pack packs objs, which must all be of the type newObject makes.
+func pack(objs []runtime.Object, newObject func() packable) (*packedList, error) {
+	want := reflect.TypeOf(newObject())
 	size := 0
 	for _, o := range objs {
-		p, ok := o.(*corev1.Pod)
-		if !ok {
-			return nil, fmt.Errorf("a list of pods holds a %T", o)
+		p, ok := o.(packable)
+		if !ok || reflect.TypeOf(o) != want {
+			return nil, fmt.Errorf("a list of %s holds a %T", want, o)
 		}
 		size += p.Size()
 	}
-	pk := &packedPods{slab: make([]byte, size), ends: make([]int, len(objs))}
+	pk := &packedList{newObject: newObject, slab: make([]byte, size), ends: make([]int, len(objs))}
 	start := 0
 	for i, o := range objs {
-		p := o.(*corev1.Pod)
+		p := o.(packable)
 		end := start + p.Size()
 		if _, err := p.MarshalToSizedBuffer(pk.slab[start:end]); err != nil {
-			return nil, fmt.Errorf("pack pod %s/%s: %w", p.Namespace, p.Name, err)
+			return nil, fmt.Errorf("pack object %d of %d: %w", i+1, len(objs), err)
 		}
 		pk.ends[i], start = end, end
 	}
 	return pk, nil
 }
 
-// unpack decodes the pods, each into its own allocation, so that a check
-// keeping one pod does not keep its node's others.
-func (pk *packedPods) unpack() ([]runtime.Object, error) {
+// unpack decodes the objects, each into its own allocation, so that a
+// check keeping one does not keep the others.
+func (pk *packedList) unpack() ([]runtime.Object, error) {
 	if pk == nil || len(pk.ends) == 0 {
 		return nil, nil
 	}
@@ -72,11 +104,11 @@ func (pk *packedPods) unpack() ([]runtime.Object, error) {
 	out := make([]runtime.Object, len(pk.ends))
 	start := 0
 	for i, end := range pk.ends {
-		p := &corev1.Pod{}
-		if err := p.Unmarshal(pk.slab[start:end]); err != nil {
-			return nil, fmt.Errorf("unpack pod %d of %d: %w", i+1, len(pk.ends), err)
+		o := pk.newObject()
+		if err := o.Unmarshal(pk.slab[start:end]); err != nil {
+			return nil, fmt.Errorf("unpack %T %d of %d: %w", o, i+1, len(pk.ends), err)
 		}
-		out[i], start = p, end
+		out[i], start = o, end
 	}
 	pk.held = weak.Make(&out[0])
 	return out, nil

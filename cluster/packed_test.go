@@ -3,6 +3,7 @@ package cluster
 import (
 	"bytes"
 	"context"
+	appsv1 "k8s.io/api/apps/v1"
 	"testing"
 	"time"
 
@@ -26,8 +27,8 @@ func TestReadPacked(t *testing.T) {
 	require.NoError(t, json.NewSerializerWithOptions(json.DefaultMetaFactory, scheme, scheme, json.SerializerOptions{}).Encode(page, &asJSON))
 	for name, body := range map[string][]byte{"protobuf": encodeList(t, page), "JSON": asJSON.Bytes()} {
 		t.Run(name, func(t *testing.T) {
-			pk := &packedPods{}
-			cont, err := readPacked(bytes.NewReader(body), pk)
+			pk := &packedList{newObject: packedKind(q)}
+			cont, err := readPacked(bytes.NewReader(body), q, pk)
 			require.NoError(t, err)
 			assert.Equal(t, "next", cont)
 			got, err := pk.unpack()
@@ -39,29 +40,30 @@ func TestReadPacked(t *testing.T) {
 		})
 	}
 
-	_, err := readPacked(bytes.NewReader(encodeList(t, &corev1.NodeList{})), &packedPods{})
+	_, err := readPacked(bytes.NewReader(encodeList(t, &corev1.NodeList{})), q, &packedList{newObject: packedKind(q)})
 	assert.ErrorContains(t, err, `the server answered a "NodeList"`)
 	body := encodeList(t, page)
-	_, err = readPacked(bytes.NewReader(body[:len(body)-10]), &packedPods{})
+	_, err = readPacked(bytes.NewReader(body[:len(body)-10]), q, &packedList{newObject: packedKind(q)})
 	assert.Error(t, err, "a truncated page")
 }
 
-// packPods and unpack give back the pods they were given, each its own.
-func TestPackPods(t *testing.T) {
+// pack and unpack give back the objects they were given.
+func TestPack(t *testing.T) {
 	var objs []runtime.Object
 	for _, p := range nodePodsCases() {
 		objs = append(objs, &p)
 	}
-	pk, err := packPods(objs)
+	newPod := packedKind(Query{Resource: Pods, FieldSelector: NodeFieldSelector + "gpu-1"})
+	pk, err := pack(objs, newPod)
 	require.NoError(t, err)
 	got, err := pk.unpack()
 	require.NoError(t, err)
 	assert.Equal(t, roundTrip(t, nodePodsCases()), got)
 
-	_, err = packPods([]runtime.Object{&corev1.Node{}})
-	assert.ErrorContains(t, err, "a list of pods holds a *v1.Node")
+	_, err = pack([]runtime.Object{&corev1.Node{}}, newPod)
+	assert.ErrorContains(t, err, "a list of *v1.Pod holds a *v1.Node")
 
-	empty, err := (*packedPods)(nil).unpack()
+	empty, err := (*packedList)(nil).unpack()
 	assert.NoError(t, err)
 	assert.Empty(t, empty)
 }
@@ -86,7 +88,7 @@ func TestCachePacksNodePods(t *testing.T) {
 	kept := c.lists[q.Key()].val
 	c.mu.Unlock()
 	assert.Nil(t, kept.objs, "kept packed")
-	assert.NotNil(t, kept.pods)
+	assert.NotNil(t, kept.packed)
 
 	// Other pod lists are kept as they came.
 	all, _, err := c.List(context.Background(), Query{Resource: Pods, Namespace: "gpu-operator"})
@@ -141,4 +143,32 @@ func mustMarshal(t *testing.T, rec *Recording) []byte {
 	data, err := rec.Marshal()
 	require.NoError(t, err)
 	return data
+}
+
+// The Deployments of the whole cluster are kept packed too; those of one
+// namespace, read by several checks, decoded.
+func TestCachePacksWorkloadsAcrossTheCluster(t *testing.T) {
+	src := &deploymentsSource{}
+	c := NewCache(src)
+	for _, tc := range []struct {
+		q      Query
+		packed bool
+	}{{Query{Resource: Deployments}, true}, {Query{Resource: Deployments, Namespace: "ns"}, false}, {Query{Resource: StatefulSets}, false}} {
+		got, _, err := c.List(context.Background(), tc.q)
+		require.NoError(t, err)
+		require.Len(t, got, 1)
+		assert.Equal(t, "d", got[0].(*appsv1.Deployment).Name)
+		c.mu.Lock()
+		kept := c.lists[tc.q.Key()].val
+		c.mu.Unlock()
+		assert.Equal(t, tc.packed, kept.packed != nil, "%s packed", tc.q)
+	}
+}
+
+// deploymentsSource answers every query with one Deployment: for a list
+// of StatefulSets, the wrong kind, which the cache keeps as it came.
+type deploymentsSource struct{ countingSource }
+
+func (s *deploymentsSource) List(context.Context, Query) ([]runtime.Object, time.Time, error) {
+	return []runtime.Object{&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "d", Namespace: "ns"}}}, t0, nil
 }

@@ -12,7 +12,7 @@ import (
 	"slices"
 
 	"google.golang.org/protobuf/encoding/protowire"
-	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -204,24 +204,29 @@ func readPage(r io.Reader, kind string, mask *fieldMask, onProto, onJSON func([]
 	return onProto(masked)
 }
 
-// packPage reads one page of the pods of a node into pk and gives its
-// continue token. In protobuf each pod is kept as the mask left it, never
-// decoded: nodePodMask keeps what slimPod keeps, so that it is the slim
-// pod's encoding. A JSON page is decoded, slimmed and packed.
-func (r pageReader) packPage(ctx context.Context, q Query, opts metav1.ListOptions, pk *packedPods) (string, error) {
+// packPage reads one page of q into pk and gives its continue token. In
+// protobuf each object is kept as the mask left it, never decoded: the
+// masks of what packedKind packs keep what settle keeps, so that it is the
+// settled object's encoding. A JSON page is decoded, settled and packed.
+func (r pageReader) packPage(ctx context.Context, q Query, opts metav1.ListOptions, pk *packedList) (string, error) {
 	body, err := r.client.Get().AbsPath(q.path()).SetHeader("Accept", protobufAccept).
 		VersionedParams(&opts, clientgoscheme.ParameterCodec).Stream(ctx)
 	if err != nil {
 		return "", err
 	}
 	defer func() { _ = body.Close() }()
-	return readPacked(body, pk)
+	return readPacked(body, q, pk)
 }
 
 // readPacked is packPage's reading of a page.
-func readPacked(r io.Reader, pk *packedPods) (cont string, err error) {
-	err = readPage(r, "PodList", nodePodList, func(masked []byte) error {
-		// Room for the page's pods at once: a slab grown as they came
+func readPacked(r io.Reader, q Query, pk *packedList) (cont string, err error) {
+	list := newTypedList(q)
+	if list == nil {
+		return "", fmt.Errorf("%s is not a built-in kind", q)
+	}
+	kind := kindOf(list)
+	err = readPage(r, kind, maskFor(q), func(masked []byte) error {
+		// Room for the page's objects at once: a slab grown as they came
 		// was half empty on average, for the whole run.
 		pk.slab = slices.Grow(pk.slab, len(masked))
 		var perr error
@@ -229,7 +234,7 @@ func readPacked(r io.Reader, pk *packedPods) (cont string, err error) {
 			value, n := protowire.ConsumeBytes(raw[tagLen:])
 			switch {
 			case typ != protowire.BytesType || n < 0:
-				perr = fmt.Errorf("decode PodList: field %d is not a message", num)
+				perr = fmt.Errorf("decode %s: field %d is not a message", kind, num)
 				return false
 			case num == 1: // metadata
 				c, _ := bytesField(value, 3) // continue
@@ -239,25 +244,33 @@ func readPacked(r io.Reader, pk *packedPods) (cont string, err error) {
 			}
 			return true
 		}); ferr != nil {
-			return fmt.Errorf("decode PodList: %w", ferr)
+			return fmt.Errorf("decode %s: %w", kind, ferr)
 		}
 		return perr
 	}, func(body []byte) error {
-		list := &corev1.PodList{}
 		if _, _, err := codecs.UniversalDeserializer().Decode(body, nil, list); err != nil {
-			return fmt.Errorf("decode PodList: %w", err)
+			return fmt.Errorf("decode %s: %w", kind, err)
 		}
-		for i := range list.Items {
-			p := &list.Items[i]
-			trim(p)
-			slimPod(p)
-			data, err := p.Marshal()
-			if err != nil {
-				return fmt.Errorf("pack pod %s/%s: %w", p.Namespace, p.Name, err)
+		if err := meta.EachListItem(list, func(o runtime.Object) error {
+			settle(q, o)
+			p, ok := o.(packable)
+			if !ok {
+				return fmt.Errorf("pack %T: not a built-in kind", o)
+			}
+			data := make([]byte, p.Size())
+			if _, err := p.MarshalToSizedBuffer(data); err != nil {
+				return fmt.Errorf("pack %T: %w", o, err)
 			}
 			pk.add(data)
+			return nil
+		}); err != nil {
+			return err
 		}
-		cont = list.Continue
+		lm, err := meta.ListAccessor(list)
+		if err != nil {
+			return err
+		}
+		cont = lm.GetContinue()
 		return nil
 	})
 	return cont, err

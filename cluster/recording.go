@@ -273,17 +273,22 @@ func extended(l corev1.ResourceList) corev1.ResourceList {
 // CDI enabled reads as requests for devices, outside any resource request.
 const CDIAnnotationPrefix = "cdi.k8s.io/"
 
+// lastApplied is the annotation kubectl apply keeps the object as applied
+// in.
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
 // trim drops what no check reads and what would only bloat a run's memory
 // or a recording, or copy an operator's manifests into it: managed fields,
 // the last-applied annotation, CRD schemas (a CRD's names, versions and
-// conditions stay), the images a node holds (a few KiB a node, and on
+// conditions stay), of a node's status all but its capacity, allocatable,
+// phase and conditions (its images alone are a few KiB a node, and on
 // thousands of nodes more than the rest of them), and the capacities of a
 // ResourceSlice's devices (a map each, read by no check).
 func trim(o runtime.Object) {
 	if m, err := meta.Accessor(o); err == nil {
 		m.SetManagedFields(nil)
 		if a := m.GetAnnotations(); a != nil {
-			delete(a, "kubectl.kubernetes.io/last-applied-configuration")
+			delete(a, lastApplied)
 			if len(a) == 0 {
 				a = nil
 			}
@@ -291,7 +296,7 @@ func trim(o runtime.Object) {
 		}
 	}
 	if n, ok := o.(*corev1.Node); ok {
-		n.Status.Images = nil
+		n.Status = corev1.NodeStatus{Capacity: n.Status.Capacity, Allocatable: n.Status.Allocatable, Phase: n.Status.Phase, Conditions: n.Status.Conditions}
 	}
 	if s, ok := o.(*resourcev1.ResourceSlice); ok {
 		for i := range s.Spec.Devices {

@@ -27,8 +27,6 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 )
 
-const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
-
 var managed = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply, APIVersion: "v1"}}
 
 // liveCluster is a Live reading client-go's fakes, with a Tables func

@@ -9,6 +9,7 @@ import (
 )
 
 func main() {
+	collectWithinLimit()
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
 	os.Exit(Run(os.Args[0], os.Args[1:], streams))
 }
