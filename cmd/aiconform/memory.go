@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"sync"
 )
 
 // A run keeps what it reads until it ends, and Go's default collector lets
@@ -46,12 +47,13 @@ func collectWithinLimit() {
 	if os.Getenv("GOMEMLIMIT") != "" || os.Getenv("GOGC") != "" {
 		return
 	}
+	var mu sync.Mutex // cleanups may run on any goroutine
 	limit, prevLive := int64(softLimit), uint64(0)
 	debug.SetMemoryLimit(limit)
 	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	// Cleanups run one at a time, on one goroutine: limit and prevLive
-	// are this function's alone.
 	afterEachCollection(func() {
+		mu.Lock()
+		defer mu.Unlock()
 		metrics.Read(sample)
 		live := sample[0].Value.Uint64()
 		if want := limitFor(prevLive, live, limit); want != limit {
@@ -62,9 +64,10 @@ func collectWithinLimit() {
 	})
 }
 
-// afterEachCollection calls fn after each collection, from the runtime's
-// cleanup goroutine: an object no one holds is collected by each cycle,
-// and its cleanup makes the next one.
+// afterEachCollection calls fn after each collection, as a cleanup of the
+// runtime's: an object no one holds is collected by the next cycle, and
+// its cleanup, once fn returns, makes the next such object, so that fn
+// never runs twice at once.
 func afterEachCollection(fn func()) {
 	sentinel := new(gcSentinel)
 	runtime.AddCleanup(sentinel, func(struct{}) {
