@@ -323,6 +323,11 @@ func TestParseTableAsTwoPasses(t *testing.T) {
 
 	_, err = parseTable([]byte(`{"kind":"Table","rows":[{"cells":["a"],"object":{"metadata":{"name":"a"}}}]}`))
 	assert.ErrorContains(t, err, "decode row 0: the object has no kind")
+
+	var page tablePage
+	require.NoError(t, json.Unmarshal(body, &page))
+	assert.Equal(t, "a", page.Rows[0].Object.Metadata.Name)
+	assert.Nil(t, page.Rows[0].Object.Metadata.ObjectMeta.ManagedFields, "managed fields passed over, never decoded")
 }
 
 // A row without its object is named by its first cell.

@@ -42,7 +42,7 @@ func notLastApplied(entry []byte) bool {
 	return string(key) != lastApplied
 }
 
-// objectMask drops of any object its managed fields.
+// objectMask drops of any object what objectMetaMask drops.
 var objectMask = allBut(field(1, objectMetaMask))
 
 // nodeMask keeps of a node's status what trim keeps (capacity,
