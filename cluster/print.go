@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -238,11 +239,17 @@ func (c *Cache) printColumns(ctx context.Context, g Get) (string, time.Time, err
 		apiVersion, kind := q.Resource.GVR.GroupVersion().WithKind(q.Resource.Kind).ToAPIVersionAndKind()
 		for _, o := range objs {
 			// The converter gives the same map the object's JSON would,
-			// without writing and parsing JSON; it also copies, so the
-			// shared object is left alone.
+			// without writing and parsing JSON. Of a typed object it is a
+			// copy; of an unstructured one, the object's own map, shared
+			// with every check: its top level is copied before it is
+			// written (two checks printing the same custom resources at
+			// once wrote it together).
 			m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
 			if err != nil {
 				return "", captured, err
+			}
+			if _, shared := o.(runtime.Unstructured); shared {
+				m = maps.Clone(m)
 			}
 			m["apiVersion"], m["kind"] = apiVersion, kind
 			items = append(items, m)

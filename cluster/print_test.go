@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sync"
 	"testing"
 	"time"
 
@@ -428,4 +430,21 @@ func TestPrintCustomColumns(t *testing.T) {
 	require.Error(t, err)
 	assert.True(t, apierrors.IsForbidden(err))
 	assert.Contains(t, out, "Error from server (Forbidden): pods is forbidden")
+}
+
+// Custom columns of custom resources leave the shared objects as they are:
+// two checks print them at once.
+func TestPrintCustomColumnsLeavesObjectsAlone(t *testing.T) {
+	u := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "llm", "namespace": "serve"}}}
+	c := NewCache(listSource{at: t0, objs: map[string][]runtime.Object{Query{Resource: isvcs}.Key(): {u}}})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			out, _, err := c.Print(context.Background(), Get{Resources: []Resource{isvcs}, AllNamespaces: true, Columns: "NAME:.metadata.name,KIND:.kind"})
+			assert.NoError(t, err)
+			assert.Contains(t, out, "llm    InferenceService")
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, map[string]any{"metadata": map[string]any{"name": "llm", "namespace": "serve"}}, u.Object, "kind and apiVersion not written into the shared object")
 }
