@@ -288,7 +288,7 @@ func collectedBy(results []nodeMetrics) int {
 
 // metricsTable is the devices with series of each kind, node by node.
 func metricsTable(results []nodeMetrics) *checks.Table {
-	t := &checks.Table{Header: append([]string{"NODE", "EXPORTER POD", "ACCELERATORS"}, append(slices.Clone(requiredKinds), optionalKinds...)...)}
+	t := &checks.Table{Header: append([]string{"NODE", "EXPORTER POD", "ACCELERATORS"}, allKinds...)}
 	for i := range t.Header[3:] {
 		t.Header[3+i] = strings.ToUpper(t.Header[3+i])
 	}
@@ -302,7 +302,7 @@ func metricsTable(results []nodeMetrics) *checks.Table {
 			want = strconv.Itoa(nm.want)
 		}
 		row := []string{nm.node.Name, pod, want}
-		for _, kind := range append(slices.Clone(requiredKinds), optionalKinds...) {
+		for _, kind := range allKinds {
 			cell := "-"
 			if nm.scrape.devices != nil {
 				cell = strconv.Itoa(len(nm.scrape.devices[kind]))

@@ -41,6 +41,8 @@ func exporters() ([]exporter, error) {
 var (
 	requiredKinds = []string{"utilization", "memory"}
 	optionalKinds = []string{"temperature", "power", "interconnect"}
+	// allKinds are both, in the order reports show them.
+	allKinds = slices.Concat(requiredKinds, optionalKinds)
 )
 
 // serves says whether the exporter is for a node with these accelerator
@@ -77,6 +79,19 @@ func (e exporter) names(kind string) []string {
 	return out
 }
 
+// isName says whether name is one of the metric names of a kind, with a
+// prefix the exporter may be given, as names would, without making them:
+// it is asked for each of a query's thousands of series.
+func (e exporter) isName(kind, name string) bool {
+	for _, n := range e.Metrics[kind] {
+		prefix, ok := strings.CutSuffix(name, n)
+		if ok && (len(e.Prefixes) == 0 && prefix == "" || slices.Contains(e.Prefixes, prefix)) {
+			return true
+		}
+	}
+	return false
+}
+
 // scrape is what an exporter served, by kind of metric: the devices that
 // have a series of it, and the names of the metrics found.
 type scrape struct {
@@ -94,7 +109,7 @@ func (e exporter) parseScrape(body []byte) (scrape, error) {
 		return scrape{}, fmt.Errorf("not the Prometheus text format: %w", err)
 	}
 	s := scrape{devices: map[string]map[string]bool{}, found: map[string][]string{}}
-	for _, kind := range append(slices.Clone(requiredKinds), optionalKinds...) {
+	for _, kind := range allKinds {
 		s.devices[kind] = map[string]bool{}
 		for _, name := range e.names(kind) {
 			f, ok := families[name]

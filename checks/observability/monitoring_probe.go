@@ -546,7 +546,7 @@ func (o *observation) poll(ctx context.Context, env *checks.Env, d discoverer, p
 		o.problem = "its query API does not answer: " + answerOf(err)
 		return false
 	}
-	v, err := parseVector(qbody)
+	v, err := parseSeries(qbody)
 	if err != nil {
 		o.problem = err.Error()
 		return false
