@@ -68,7 +68,8 @@ func TestPack(t *testing.T) {
 	assert.Empty(t, empty)
 }
 
-// The cache keeps the pods of a node packed, from any source: reads while
+// The cache keeps the pods of a node packed, from a cluster whose reader
+// cannot pack them itself (a Live on fake clients) too: reads while
 // another holds its decoding share it, and a recording holds them as read.
 func TestCachePacksNodePods(t *testing.T) {
 	pods := nodePodsCases()
@@ -112,6 +113,11 @@ type podsSource struct {
 	countingSource
 	pods  []corev1.Pod
 	lists int
+}
+
+// packList is a Live's without a page reader.
+func (s *podsSource) packList(context.Context, Query) (*packedList, time.Time, error) {
+	return nil, t0, errNotPacked
 }
 
 func (s *podsSource) List(context.Context, Query) ([]runtime.Object, time.Time, error) {
@@ -169,6 +175,28 @@ func TestCachePacksWorkloadsAcrossTheCluster(t *testing.T) {
 // of StatefulSets, the wrong kind, which the cache keeps as it came.
 type deploymentsSource struct{ countingSource }
 
+func (s *deploymentsSource) packList(context.Context, Query) (*packedList, time.Time, error) {
+	return nil, t0, errNotPacked
+}
+
 func (s *deploymentsSource) List(context.Context, Query) ([]runtime.Object, time.Time, error) {
 	return []runtime.Object{&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "d", Namespace: "ns"}}}, t0, nil
+}
+
+// An in-memory source's objects are kept as they came, packed kinds too:
+// the source holds them anyway.
+func TestCacheKeepsInMemoryObjects(t *testing.T) {
+	src := &countingSource{}
+	c := NewCache(src)
+	q := Query{Resource: Pods, FieldSelector: NodeFieldSelector + "gpu-1"}
+	first, _, err := c.List(context.Background(), q)
+	require.NoError(t, err)
+	second, _, err := c.List(context.Background(), q)
+	require.NoError(t, err)
+	require.Len(t, first, 1)
+	assert.Same(t, first[0], second[0])
+	c.mu.Lock()
+	kept := c.lists[q.Key()].val
+	c.mu.Unlock()
+	assert.Nil(t, kept.packed)
 }
