@@ -76,18 +76,13 @@ func TestCachePacksNodePods(t *testing.T) {
 	src := &podsSource{pods: pods}
 	c := NewCache(src)
 	q := Query{Resource: Pods, FieldSelector: NodeFieldSelector + "gpu-1"}
-	first, _, err := c.List(context.Background(), q)
-	require.NoError(t, err)
-	second, _, err := c.List(context.Background(), q)
-	require.NoError(t, err)
+	first, second := listTwice(t, c, q)
 	assert.Equal(t, 1, src.lists)
 	assert.Equal(t, roundTrip(t, pods), first)
 	for i := range first {
 		assert.Same(t, first[i], second[i], "one decoding while a reader holds it")
 	}
-	c.mu.Lock()
-	kept := c.lists[q.Key()].val
-	c.mu.Unlock()
+	kept := keptBy(c, q)
 	assert.Nil(t, kept.objs, "kept packed")
 	assert.NotNil(t, kept.packed)
 
@@ -111,13 +106,9 @@ func TestCachePacksNodePods(t *testing.T) {
 // podsSource answers every query with the same pods.
 type podsSource struct {
 	countingSource
+	readerless
 	pods  []corev1.Pod
 	lists int
-}
-
-// packList is a Live's without a page reader.
-func (s *podsSource) packList(context.Context, Query) (*packedList, time.Time, error) {
-	return nil, t0, errNotPacked
 }
 
 func (s *podsSource) List(context.Context, Query) ([]runtime.Object, time.Time, error) {
@@ -164,19 +155,16 @@ func TestCachePacksWorkloadsAcrossTheCluster(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, got, 1)
 		assert.Equal(t, "d", got[0].(*appsv1.Deployment).Name)
-		c.mu.Lock()
-		kept := c.lists[tc.q.Key()].val
-		c.mu.Unlock()
+		kept := keptBy(c, tc.q)
 		assert.Equal(t, tc.packed, kept.packed != nil, "%s packed", tc.q)
 	}
 }
 
 // deploymentsSource answers every query with one Deployment: for a list
 // of StatefulSets, the wrong kind, which the cache keeps as it came.
-type deploymentsSource struct{ countingSource }
-
-func (s *deploymentsSource) packList(context.Context, Query) (*packedList, time.Time, error) {
-	return nil, t0, errNotPacked
+type deploymentsSource struct {
+	countingSource
+	readerless
 }
 
 func (s *deploymentsSource) List(context.Context, Query) ([]runtime.Object, time.Time, error) {
@@ -189,14 +177,34 @@ func TestCacheKeepsInMemoryObjects(t *testing.T) {
 	src := &countingSource{}
 	c := NewCache(src)
 	q := Query{Resource: Pods, FieldSelector: NodeFieldSelector + "gpu-1"}
-	first, _, err := c.List(context.Background(), q)
-	require.NoError(t, err)
-	second, _, err := c.List(context.Background(), q)
-	require.NoError(t, err)
+	first, second := listTwice(t, c, q)
 	require.Len(t, first, 1)
 	assert.Same(t, first[0], second[0])
-	c.mu.Lock()
-	kept := c.lists[q.Key()].val
-	c.mu.Unlock()
+	kept := keptBy(c, q)
 	assert.Nil(t, kept.packed)
+}
+
+// readerless makes a source a cluster's whose reader cannot pack (a Live
+// on fake clients): the cache packs what it lists.
+type readerless struct{}
+
+func (readerless) packList(context.Context, Query) (*packedList, time.Time, error) {
+	return nil, t0, errNotPacked
+}
+
+// keptBy is what the cache keeps of q's answer.
+func keptBy(c *Cache, q Query) listed {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lists[q.Key()].val
+}
+
+// listTwice reads q from the cache twice.
+func listTwice(t *testing.T, c *Cache, q Query) (first, second []runtime.Object) {
+	t.Helper()
+	first, _, err := c.List(context.Background(), q)
+	require.NoError(t, err)
+	second, _, err = c.List(context.Background(), q)
+	require.NoError(t, err)
+	return first, second
 }
