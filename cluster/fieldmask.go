@@ -74,6 +74,12 @@ func entries(keep func([]byte) bool, m *fieldMask) *fieldMask {
 
 // filter appends to dst the fields of the message src that m keeps, in
 // their order, re-encoding the length of each message it filtered.
+//
+// dst may be src[:0]: a message is then masked in place. Each field kept
+// is written no longer than it was read (the same tag, a length no longer,
+// fewer bytes), so what is written never overtakes what is yet to be read;
+// a page of 500 nodes masked into a buffer of its own was a fresh
+// allocation of megabytes, cleared, for each page.
 func (m *fieldMask) filter(dst, src []byte) ([]byte, error) {
 	var err error
 	perr := fields(src, func(num protowire.Number, typ protowire.Type, tagLen int, raw []byte) bool {

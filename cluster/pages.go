@@ -34,13 +34,14 @@ const protobufAccept = "application/vnd.kubernetes.protobuf, application/json"
 var protobufPrefix = []byte{'k', '8', 's', 0}
 
 // maxPooledBuffer bounds the buffers kept for the next page: the pages of
-// a node's pods, hundreds of them, are a few dozen KiB each; a page of 500
+// a node's pods, hundreds of them, are up to a few hundred KiB each (125
+// KiB for bench/live's nodes of 25 pods); a page of 500
 // Deployments or nodes, a few MiB, is read once, and its buffer kept for
 // the rest of the run was a fifth of the heap at a run's peak.
 const maxPooledBuffer = 256 << 10
 
-// buffers keeps up to a few dozen buffers for the next pages: pages as
-// they are read, and their masked objects until decoded. Unlike a
+// buffers keeps up to a few dozen buffers for the next pages, each a page
+// as it is read and then its objects, masked in place. Unlike a
 // sync.Pool, which the collector empties, it keeps them for the whole run:
 // a buffer grown afresh for each of 500 pages was cleared and faulted in
 // each time, a tenth of a run's CPU.
@@ -193,11 +194,8 @@ func readPage(r io.Reader, kind string, mask *fieldMask, onProto, onJSON func([]
 	if string(answered) != kind {
 		return fmt.Errorf("decode %s: the server answered a %q", kind, answered)
 	}
-	scratch := getBuffer()
-	defer putBuffer(scratch)
-	// A mask only drops bytes: room for all of them is room enough.
-	scratch.Grow(len(raw))
-	masked, err := mask.filter(scratch.AvailableBuffer(), raw)
+	// Masked in place: the page's bytes are read once, here.
+	masked, err := mask.filter(raw[:0], raw)
 	if err != nil {
 		return fmt.Errorf("decode %s: %w", kind, err)
 	}
