@@ -89,37 +89,37 @@ func Run(ctx context.Context, c *cluster.Cache, profiles []*Profile, selected []
 	if opts.Concurrency < 1 {
 		opts.Concurrency = 1
 	}
-	sem := make(chan struct{}, opts.Concurrency)
 	var mu sync.Mutex
 	done := 0
 	phase := func(writes bool) {
+		queue := make(chan int, len(tasks))
+		for _, i := range startOrder(tasks, writes) {
+			queue <- i
+		}
+		close(queue)
 		var wg sync.WaitGroup
-		for i, t := range tasks {
-			if t.check.Meta().Probe != writes {
-				continue
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				sem <- struct{}{}
-				defer func() { <-sem }()
-				if opts.Started != nil {
-					operator := ""
-					if t.profile != nil {
-						operator = t.profile.Name
+		for range opts.Concurrency {
+			wg.Go(func() {
+				for i := range queue {
+					t := tasks[i]
+					if opts.Started != nil {
+						operator := ""
+						if t.profile != nil {
+							operator = t.profile.Name
+						}
+						mu.Lock()
+						opts.Started(t.check.Meta(), operator, len(tasks))
+						mu.Unlock()
 					}
-					mu.Lock()
-					opts.Started(t.check.Meta(), operator, len(tasks))
-					mu.Unlock()
+					results[i] = runOne(ctx, c, t, dets, detErr, opts, now)
+					if opts.Progress != nil {
+						mu.Lock()
+						done++
+						opts.Progress(done, len(tasks), results[i])
+						mu.Unlock()
+					}
 				}
-				results[i] = runOne(ctx, c, t, dets, detErr, opts, now)
-				if opts.Progress != nil {
-					mu.Lock()
-					done++
-					opts.Progress(done, len(tasks), results[i])
-					mu.Unlock()
-				}
-			}()
+			})
 		}
 		wg.Wait()
 	}
@@ -127,6 +127,23 @@ func Run(ctx context.Context, c *cluster.Cache, profiles []*Profile, selected []
 	phase(true)
 	out.Results = results
 	return out
+}
+
+// startOrder is the order a phase starts its tasks in (the probes' phase
+// when writes is set): the checks that read every accelerator node's pods
+// first, then the others, each in the order selected.
+func startOrder(tasks []task, writes bool) []int {
+	var first, rest []int
+	for i, t := range tasks {
+		switch m := t.check.Meta(); {
+		case m.Probe != writes:
+		case m.ReadsNodePods:
+			first = append(first, i)
+		default:
+			rest = append(rest, i)
+		}
+	}
+	return append(first, rest...)
 }
 
 // abandonAfter is how long a check past its deadline may take to return.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -176,6 +177,29 @@ func TestRunKeepsRegistryOrder(t *testing.T) {
 	assert.Equal(t, []int{1, 2, 3, 4}, dones)
 	assert.Len(t, finished, 4)
 	assert.Less(t, slices.Index(finished, "second/"), slices.Index(finished, "first/"), "first finished after second: %v", finished)
+}
+
+// The checks that read every accelerator node's pods start first, side by
+// side, each phase in the order selected otherwise; results keep that
+// order.
+func TestRunStartsNodePodReadersFirst(t *testing.T) {
+	var cs []checks.Check
+	for _, id := range []string{"a", "pods-1", "b", "probe", "pods-2", "c"} {
+		s := checkstest.Stub(id, false, passes)
+		s.Spec.ReadsNodePods = strings.HasPrefix(id, "pods-")
+		s.Spec.Probe = id == "probe"
+		cs = append(cs, s)
+	}
+	var started []string
+	out := runStubs(t, checks.RunOptions{Concurrency: 1, Started: func(m checks.Meta, _ string, _ int) {
+		started = append(started, m.ID)
+	}}, cs...)
+	assert.Equal(t, []string{"pods-1", "pods-2", "a", "b", "c", "probe"}, started)
+	var order []string
+	for _, r := range out.Results {
+		order = append(order, r.Check.ID)
+	}
+	assert.Equal(t, []string{"a", "pods-1", "b", "probe", "pods-2", "c"}, order)
 }
 
 func TestRunBoundsConcurrency(t *testing.T) {
