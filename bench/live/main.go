@@ -13,8 +13,9 @@
 // with the CPU the API server spent while each ran. It prints the median
 // wall time and the largest peak RSS of each and the scale budget's ratios,
 // beside what reading the GPU nodes' pods alone costs (the part of check
-// all's time that the accelerator checks' truth sets), then times single LISTs of the kinds a run makes, and stops the control
-// plane at the end, on error and on Ctrl-C too. -profile DIR adds one run of
+// all's time that the accelerator checks' truth sets), then times single
+// LISTs of the kinds a run makes, and stops the control plane at the end,
+// on error and on Ctrl-C too. -profile DIR adds one run of
 // the same checks in a child process of this program that writes its CPU
 // and heap profiles; -hold keeps the cluster up afterwards, for measuring by
 // hand, until Ctrl-C.
@@ -284,7 +285,7 @@ func (m *measurer) nodePods(ctx context.Context) (sample, int64, error) {
 	}
 	close(names)
 	var (
-		bytes    atomic.Int64
+		read     atomic.Int64
 		wg       sync.WaitGroup
 		failOnce sync.Once
 		failed   error
@@ -299,12 +300,12 @@ func (m *measurer) nodePods(ctx context.Context) (sample, int64, error) {
 					failOnce.Do(func() { failed = err; cancel() })
 					return
 				}
-				bytes.Add(n)
+				read.Add(n)
 			}
 		})
 	}
 	wg.Wait()
-	return sample{wall: time.Since(start), server: cpuTime(m.apiserver) - server}, bytes.Load(), failed
+	return sample{wall: time.Since(start), server: cpuTime(m.apiserver) - server}, read.Load(), failed
 }
 
 // readNodePods reads one LIST of a node's pods, as aiconform asks for it,
@@ -327,7 +328,7 @@ func (m *measurer) readNodePods(ctx context.Context, node string) (int64, error)
 // probe times, one request at a time, the kinds of LIST a check all run
 // makes, to tell the API server's share from aiconform's.
 func probe(ctx context.Context, kube kubernetes.Interface, objs *bench.Objects) error {
-	gpuNodes := gpuNodes(objs)
+	gpus := gpuNodes(objs)
 	const n = 20
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 3, ' ', 0)
 	fmt.Fprintf(w, "one LIST, sequential (mean of %d)\titems\ttime\n", n)
@@ -337,10 +338,10 @@ func probe(ctx context.Context, kube kubernetes.Interface, objs *bench.Objects) 
 		opts func(i int) metav1.ListOptions
 	}{
 		{"pods -A --field-selector spec.nodeName=GPU-NODE, limit=500 (as paginated)", "", func(i int) metav1.ListOptions {
-			return metav1.ListOptions{FieldSelector: "spec.nodeName=" + gpuNodes[i%len(gpuNodes)], Limit: 500}
+			return metav1.ListOptions{FieldSelector: "spec.nodeName=" + gpus[i%len(gpus)], Limit: 500}
 		}},
 		{"pods -A --field-selector spec.nodeName=GPU-NODE, no limit", "", func(i int) metav1.ListOptions {
-			return metav1.ListOptions{FieldSelector: "spec.nodeName=" + gpuNodes[i%len(gpuNodes)]}
+			return metav1.ListOptions{FieldSelector: "spec.nodeName=" + gpus[i%len(gpus)]}
 		}},
 		{"pods -A -l serving.kserve.io/inferenceservice, limit=500", "", func(int) metav1.ListOptions {
 			return metav1.ListOptions{LabelSelector: "serving.kserve.io/inferenceservice", Limit: 500}
