@@ -27,6 +27,11 @@ type Flags struct {
 	// UserExtra are --as-user-extra's KEY=VALUE pairs, which clientcmd
 	// has no flag for.
 	UserExtra []string
+	// WrapConfigFn, when set, changes every client configuration the
+	// flags make, as kubectl's own flags let a program do: one that runs
+	// the checks in its own process can see their requests (bench/live
+	// records them so).
+	WrapConfigFn func(*rest.Config) *rest.Config
 }
 
 // NewFlags are the flags at their defaults: no file named, nothing
@@ -95,7 +100,11 @@ func (f *Flags) ClientConfig() clientcmd.ClientConfig {
 
 // ToRESTConfig is the client configuration of the flags' context.
 func (f *Flags) ToRESTConfig() (*rest.Config, error) {
-	return f.ClientConfig().ClientConfig()
+	cfg, err := f.ClientConfig().ClientConfig()
+	if err != nil || f.WrapConfigFn == nil {
+		return cfg, err
+	}
+	return f.WrapConfigFn(cfg), nil
 }
 
 // RawConfig is the kubeconfig as merged from its files, before the flags'

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/client-go/rest"
 )
 
 const twoContexts = `apiVersion: v1
@@ -99,4 +100,25 @@ func TestFlagsWithoutKubeconfigFallBackAsKubectl(t *testing.T) {
 func TestFlagsUnknownContext(t *testing.T) {
 	_, err := parsed(t, "--kubeconfig", kubeconfig(t), "--context", "nope").ToRESTConfig()
 	assert.ErrorContains(t, err, `context "nope" does not exist`)
+}
+
+func TestFlagsWrapConfigFn(t *testing.T) {
+	f := parsed(t, "--kubeconfig", kubeconfig(t))
+	f.WrapConfigFn = func(c *rest.Config) *rest.Config {
+		c.UserAgent = "wrapped " + c.Host
+		return c
+	}
+	cfg, err := f.ToRESTConfig()
+	require.NoError(t, err)
+	assert.Equal(t, "wrapped https://127.0.0.1:6443", cfg.UserAgent)
+	cfg, err = f.ForContext("prod").ToRESTConfig()
+	require.NoError(t, err)
+	assert.Equal(t, "wrapped https://127.0.0.1:7443", cfg.UserAgent, "a context's flags keep it")
+	nope := parsed(t, "--kubeconfig", kubeconfig(t), "--context", "nope")
+	nope.WrapConfigFn = func(c *rest.Config) *rest.Config {
+		t.Error("a config that did not load was wrapped")
+		return c
+	}
+	_, err = nope.ToRESTConfig()
+	assert.Error(t, err)
 }
