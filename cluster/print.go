@@ -29,8 +29,8 @@ type Get struct {
 	LabelSelector string
 	FieldSelector string
 	// Names narrows a single resource to these objects, in this order, as
-	// `kubectl get crd a b` does. Rows come from the one LIST the run
-	// already made, never from a GET per name.
+	// `kubectl get crd a b` does. A few names are read one by one (see
+	// namedTable); more come from the one LIST of them all.
 	Names []string
 	Wide  bool
 	// LabelColumns are kubectl's -L columns.
@@ -138,7 +138,7 @@ func (c *Cache) Print(ctx context.Context, g Get) (string, time.Time, error) {
 	withKind := len(g.Resources) > 1
 	var captured time.Time
 	for i, q := range g.Queries() {
-		t, at, err := c.Table(ctx, q)
+		t, at, err := c.namedTable(ctx, q, g.Names)
 		if err != nil {
 			return kubectlError(err), at, err
 		}
@@ -185,6 +185,45 @@ func (c *Cache) Print(ctx context.Context, g Get) (string, time.Time, error) {
 		return "", captured, err
 	}
 	return stdout + errOut.String(), captured, nil
+}
+
+// maxNamedReads is the most names Print reads one by one; past it, one
+// LIST of them all costs less.
+const maxNamedReads = 10
+
+// namedTable is the Table of q that Print picks names from: with a few
+// names, their rows alone, each read by a LIST that only the object of
+// that name passes (as `kubectl get` of a name reads it alone). Evidence
+// names a handful of nodes of thousands: the whole Table of 2,000 nodes
+// was 3.7 MiB of JSON, 0.2 s of the API server's CPU to print, and as
+// much of aiconform's to read, for five rows.
+func (c *Cache) namedTable(ctx context.Context, q Query, names []string) (*metav1.Table, time.Time, error) {
+	if len(names) == 0 || len(names) > maxNamedReads || q.LabelSelector != "" || q.FieldSelector != "" {
+		return c.Table(ctx, q)
+	}
+	var (
+		out      *metav1.Table
+		captured time.Time
+		read     = map[string]bool{}
+	)
+	for _, name := range names {
+		if read[name] {
+			continue
+		}
+		read[name] = true
+		t, at, err := c.Table(ctx, q.Named(name))
+		if at.After(captured) {
+			captured = at
+		}
+		if err != nil {
+			return nil, captured, err
+		}
+		if out == nil {
+			out = &metav1.Table{TypeMeta: t.TypeMeta, ColumnDefinitions: t.ColumnDefinitions}
+		}
+		out.Rows = append(out.Rows, t.Rows...)
+	}
+	return out, captured, nil
 }
 
 // printable is a copy of t that kubectl's table printer may change: it

@@ -448,3 +448,94 @@ func TestPrintCustomColumnsLeavesObjectsAlone(t *testing.T) {
 	wg.Wait()
 	assert.Equal(t, map[string]any{"metadata": map[string]any{"name": "llm", "namespace": "serve"}}, u.Object, "kind and apiVersion not written into the shared object")
 }
+
+// nameServer answers Tables as the API server does: a field selector on
+// metadata.name lets only the object of that name through. It keeps the
+// keys it was asked, in order.
+type nameServer struct {
+	listSource
+	tables map[string]*metav1.Table
+	err    error
+	asked  []string
+}
+
+func (s *nameServer) Table(_ context.Context, q Query) (*metav1.Table, time.Time, error) {
+	s.asked = append(s.asked, q.Key())
+	if s.err != nil {
+		return nil, t0, s.err
+	}
+	name, all, named := q.named()
+	t, ok := s.tables[all.Key()]
+	if !ok {
+		return nil, t0, fmt.Errorf("no table of %s", all)
+	}
+	if !named {
+		return t, t0, nil
+	}
+	one := table(t.ColumnDefinitions)
+	for _, r := range t.Rows {
+		if rowName(r) == name {
+			one.Rows = append(one.Rows, r)
+		}
+	}
+	return one, t0, nil
+}
+
+// A few names are read one by one, never the whole list, and print what
+// picking them from the list printed; a run recorded that way replays,
+// and a recording of the list (made before) still answers them.
+func TestPrintReadsFewNamesAlone(t *testing.T) {
+	ctx := context.Background()
+	crds := Query{Resource: CRDs}
+	g := Get{Resources: []Resource{CRDs}, Names: []string{"c.example.com", "x.example.com", "a.example.com", "c.example.com"}}
+	src := &nameServer{tables: map[string]*metav1.Table{crds.Key(): crdTable()}}
+	c := NewCache(src)
+
+	out, at, err := c.Print(ctx, g)
+	require.NoError(t, err)
+	assert.Equal(t, t0, at)
+	assert.Equal(t, ""+
+		"NAME            CREATED AT\n"+
+		"c.example.com   2026-11-29T22:03:28Z\n"+
+		"a.example.com   2026-11-29T22:03:26Z\n"+
+		"c.example.com   2026-11-29T22:03:28Z\n"+
+		`Error from server (NotFound): customresourcedefinitions.apiextensions.k8s.io "x.example.com" not found`+"\n", out)
+	assert.Equal(t, []string{crds.Named("c.example.com").Key(), crds.Named("x.example.com").Key(), crds.Named("a.example.com").Key()}, src.asked)
+
+	fromList, _, err := replay(t, answer{q: crds, t: crdTable()}).Print(ctx, g)
+	require.NoError(t, err)
+	assert.Equal(t, fromList, out, "a recording of the whole list")
+
+	rec, err := c.Recording(Info{ServerVersion: "v1.37.2", RecordedAt: t0})
+	require.NoError(t, err)
+	data, err := rec.Marshal()
+	require.NoError(t, err)
+	loaded, err := LoadRecording("test", data)
+	require.NoError(t, err)
+	again, _, err := NewCache(loaded).Print(ctx, g)
+	require.NoError(t, err)
+	assert.Equal(t, out, again, "a recording of the reads by name")
+
+	many := make([]string, maxNamedReads+1)
+	for i := range many {
+		many[i] = fmt.Sprintf("crd-%d.example.com", i)
+	}
+	src.asked = nil
+	_, _, err = NewCache(src).Print(ctx, Get{Resources: []Resource{CRDs}, Names: many})
+	require.NoError(t, err)
+	assert.Equal(t, []string{crds.Key()}, src.asked, "more names than are read alone: one LIST")
+}
+
+// A refused read by name prints what the refused LIST printed.
+func TestPrintNamesRefused(t *testing.T) {
+	ctx := context.Background()
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}, "", errors.New(`User "auditor" cannot list resource "customresourcedefinitions" in API group "apiextensions.k8s.io" at the cluster scope`))
+	g := Get{Resources: []Resource{CRDs}, Names: []string{"a.example.com"}}
+
+	out, _, err := NewCache(&nameServer{err: forbidden}).Print(ctx, g)
+	require.Error(t, err)
+	fromList, _, listErr := replay(t, answer{q: Query{Resource: CRDs}, err: forbidden}).Print(ctx, g)
+	require.Error(t, listErr)
+	assert.Equal(t, fromList, out)
+	assert.Contains(t, out, "Error from server (Forbidden)")
+}

@@ -421,13 +421,31 @@ func (r *Recording) List(_ context.Context, q Query) ([]runtime.Object, time.Tim
 	return l.objects, l.CapturedAt, l.err()
 }
 
-// Table implements Source.
+// Table implements Source. A recording made before Print read names one by one holds the Table of
+// them all instead: the rows of the name are taken from it, as the
+// server's field selector would have.
 func (r *Recording) Table(_ context.Context, q Query) (*metav1.Table, time.Time, error) {
-	t, ok := r.tables[q.Key()]
+	if t, ok := r.tables[q.Key()]; ok {
+		return t.Table, t.CapturedAt, t.err()
+	}
+	name, all, ok := q.named()
 	if !ok {
 		return nil, time.Time{}, notRecorded(r.Cluster.Source, q)
 	}
-	return t.Table, t.CapturedAt, t.err()
+	t, ok := r.tables[all.Key()]
+	if !ok {
+		return nil, time.Time{}, notRecorded(r.Cluster.Source, q)
+	}
+	if err := t.err(); err != nil || t.Table == nil {
+		return t.Table, t.CapturedAt, err
+	}
+	one := &metav1.Table{TypeMeta: t.Table.TypeMeta, ListMeta: t.Table.ListMeta, ColumnDefinitions: t.Table.ColumnDefinitions}
+	for _, row := range t.Table.Rows {
+		if rowName(row) == name {
+			one.Rows = append(one.Rows, row)
+		}
+	}
+	return one, t.CapturedAt, nil
 }
 
 // Raw implements Source.

@@ -106,6 +106,28 @@ func (q Query) Key() string {
 	return strings.Join([]string{q.Resource.String(), q.Namespace, q.LabelSelector, q.FieldSelector}, "|")
 }
 
+// nameField is the field selector every resource answers: only the
+// object of that name passes it.
+const nameField = "metadata.name="
+
+// Named narrows q to the object called name, which the API server then
+// reads alone.
+func (q Query) Named(name string) Query {
+	q.FieldSelector = nameField + name
+	return q
+}
+
+// named is the name q narrows to, if that is all its field selector says,
+// and q without it.
+func (q Query) named() (name string, all Query, ok bool) {
+	name, ok = strings.CutPrefix(q.FieldSelector, nameField)
+	if !ok || name == "" || strings.ContainsAny(name, ",=!") {
+		return "", q, false
+	}
+	q.FieldSelector = ""
+	return name, q, true
+}
+
 func (q Query) String() string {
 	s := q.Resource.String()
 	if q.Namespace != "" {
