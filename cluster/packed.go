@@ -14,7 +14,7 @@ import (
 
 // packedList is a LIST's answer as the cache keeps it between reads when
 // the objects are large and few checks read them: each object's protobuf
-// encoding, one after another in one slab. A decoded object is mostly the
+// encoding, as the page it came in was masked. A decoded object is mostly the
 // empty fields of its type (about 1.6 KB for a pod however little is kept
 // of it, and as much for a Deployment whose template is dropped), and a
 // run keeps every answer until it ends: packed, the pods of every
@@ -24,9 +24,10 @@ import (
 // the same time.
 type packedList struct {
 	newObject func() packable
-	slab      []byte
-	// ends are where each object's encoding ends in slab.
-	ends []int
+	// objs are the objects' encodings, those of a page in one
+	// allocation: a single slab for the whole list, grown page after
+	// page, was copied at each growth, and each new copy faulted in.
+	objs [][]byte
 
 	mu sync.Mutex
 	// held is the first object of the last decoding, until no check
@@ -60,10 +61,13 @@ func packedKind(q Query) func() packable {
 	return nil
 }
 
-// add appends the encoding of one object.
-func (pk *packedList) add(obj []byte) {
-	pk.slab = append(pk.slab, obj...)
-	pk.ends = append(pk.ends, len(pk.slab))
+// add copies the encoding of one object to the end of page, and appends
+// the copy to pk. A page made with room for all its objects is never
+// moved; were it, the objects already added would keep the old one.
+func (pk *packedList) add(page *[]byte, obj []byte) {
+	start := len(*page)
+	*page = append(*page, obj...)
+	pk.objs = append(pk.objs, (*page)[start:len(*page):len(*page)])
 }
 
 // pack packs objs, which must all be of the type newObject makes.
@@ -77,15 +81,16 @@ func pack(objs []runtime.Object, newObject func() packable) (*packedList, error)
 		}
 		size += p.Size()
 	}
-	pk := &packedList{newObject: newObject, slab: make([]byte, size), ends: make([]int, len(objs))}
+	pk := &packedList{newObject: newObject, objs: make([][]byte, len(objs))}
+	slab := make([]byte, size)
 	start := 0
 	for i, o := range objs {
 		p := o.(packable)
 		end := start + p.Size()
-		if _, err := p.MarshalToSizedBuffer(pk.slab[start:end]); err != nil {
+		if _, err := p.MarshalToSizedBuffer(slab[start:end]); err != nil {
 			return nil, fmt.Errorf("pack object %d of %d: %w", i+1, len(objs), err)
 		}
-		pk.ends[i], start = end, end
+		pk.objs[i], start = slab[start:end:end], end
 	}
 	return pk, nil
 }
@@ -93,22 +98,21 @@ func pack(objs []runtime.Object, newObject func() packable) (*packedList, error)
 // unpack decodes the objects, each into its own allocation, so that a
 // check keeping one does not keep the others.
 func (pk *packedList) unpack() ([]runtime.Object, error) {
-	if pk == nil || len(pk.ends) == 0 {
+	if pk == nil || len(pk.objs) == 0 {
 		return nil, nil
 	}
 	pk.mu.Lock()
 	defer pk.mu.Unlock()
 	if first := pk.held.Value(); first != nil {
-		return unsafe.Slice(first, len(pk.ends)), nil
+		return unsafe.Slice(first, len(pk.objs)), nil
 	}
-	out := make([]runtime.Object, len(pk.ends))
-	start := 0
-	for i, end := range pk.ends {
+	out := make([]runtime.Object, len(pk.objs))
+	for i, data := range pk.objs {
 		o := pk.newObject()
-		if err := o.Unmarshal(pk.slab[start:end]); err != nil {
-			return nil, fmt.Errorf("unpack %T %d of %d: %w", o, i+1, len(pk.ends), err)
+		if err := o.Unmarshal(data); err != nil {
+			return nil, fmt.Errorf("unpack %T %d of %d: %w", o, i+1, len(pk.objs), err)
 		}
-		out[i], start = o, end
+		out[i] = o
 	}
 	pk.held = weak.Make(&out[0])
 	return out, nil

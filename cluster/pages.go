@@ -9,7 +9,6 @@ import (
 	"io"
 	"path"
 	"reflect"
-	"slices"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -226,7 +225,7 @@ func readPacked(r io.Reader, q Query, pk *packedList) (cont string, err error) {
 	err = readPage(r, kind, maskFor(q), func(masked []byte) error {
 		// Room for the page's objects at once: a slab grown as they came
 		// was half empty on average, for the whole run.
-		pk.slab = slices.Grow(pk.slab, len(masked))
+		page := make([]byte, 0, len(masked))
 		var perr error
 		if ferr := fields(masked, func(num protowire.Number, typ protowire.Type, tagLen int, raw []byte) bool {
 			value, n := protowire.ConsumeBytes(raw[tagLen:])
@@ -238,7 +237,7 @@ func readPacked(r io.Reader, q Query, pk *packedList) (cont string, err error) {
 				c, _ := bytesField(value, 3) // continue
 				cont = string(c)
 			case num == 2: // items
-				pk.add(value)
+				pk.add(&page, value)
 			}
 			return true
 		}); ferr != nil {
@@ -259,7 +258,7 @@ func readPacked(r io.Reader, q Query, pk *packedList) (cont string, err error) {
 			if _, err := p.MarshalToSizedBuffer(data); err != nil {
 				return fmt.Errorf("pack %T: %w", o, err)
 			}
-			pk.add(data)
+			pk.objs = append(pk.objs, data)
 			return nil
 		}); err != nil {
 			return err
