@@ -66,6 +66,36 @@ func putBuffer(b *bytes.Buffer) {
 	}
 }
 
+// large keeps one buffer for the next page too large for the others (500
+// nodes, Deployments or ResourceSlices: 0.5-2 MiB). Such pages are read
+// one after another, and each allocated afresh was cleared and faulted in
+// again; one kept is at most maxLargeBuffer held for the rest of the run.
+var large = make(chan []byte, 1)
+
+const maxLargeBuffer = 2 << 20
+
+// getLarge is a buffer of size bytes, the one kept if it is large enough.
+func getLarge(size int) []byte {
+	select {
+	case b := <-large:
+		if cap(b) >= size {
+			return b[:size]
+		}
+	default:
+	}
+	return make([]byte, size)
+}
+
+func putLarge(b []byte) {
+	if cap(b) > maxLargeBuffer {
+		return
+	}
+	select {
+	case large <- b:
+	default:
+	}
+}
+
 // typedList is the list of a built-in kind, which decodes itself from
 // protobuf.
 type typedList interface {
@@ -174,7 +204,8 @@ func readPage(r io.Reader, kind string, mask *fieldMask, onProto, onJSON func([]
 		}
 		var value []byte
 		if num == 2 && size > maxPooledBuffer {
-			value = make([]byte, size)
+			value = getLarge(int(size))
+			defer putLarge(value)
 		} else {
 			buf.Grow(int(size))
 			value = buf.AvailableBuffer()[:size]

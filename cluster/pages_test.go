@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -471,4 +472,63 @@ func BenchmarkReadPage(b *testing.B) {
 			}
 		})
 	}
+}
+
+// Pages too large for the pooled buffers are read into the one kept
+// buffer, one after another; what was decoded or packed from a page is
+// its own, unchanged when the next page is read into the same buffer.
+func TestLargePagesShareABuffer(t *testing.T) {
+	nodes := func(prefix string) *corev1.NodeList {
+		l := &corev1.NodeList{}
+		for i := range 400 {
+			l.Items = append(l.Items, corev1.Node{ObjectMeta: metav1.ObjectMeta{
+				Name:   fmt.Sprintf("%s-%03d", prefix, i),
+				Labels: map[string]string{"example.com/label": strings.Repeat(prefix, 800)},
+			}})
+		}
+		return l
+	}
+	deployments := func(prefix string) *appsv1.DeploymentList {
+		l := &appsv1.DeploymentList{}
+		for i := range 400 {
+			l.Items = append(l.Items, appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{
+				Name: fmt.Sprintf("%s-%03d", prefix, i), Namespace: "ns",
+				Labels: map[string]string{"example.com/label": strings.Repeat(prefix, 800)},
+			}})
+		}
+		return l
+	}
+	first, second := encodeList(t, nodes("a")), encodeList(t, nodes("b"))
+	require.Greater(t, len(first), maxPooledBuffer, "a page too large for the pooled buffers")
+	third := encodeList(t, deployments("c"))
+	require.Greater(t, len(third), maxPooledBuffer)
+
+	a, b := &corev1.NodeList{}, &corev1.NodeList{}
+	require.NoError(t, decodeList(first, a, maskFor(Query{Resource: Nodes})))
+	kept := getLarge(len(first) - 100)
+	putLarge(kept)
+	require.NoError(t, decodeList(second, b, maskFor(Query{Resource: Nodes})))
+	again := getLarge(len(first) - 100)
+	assert.Same(t, &kept[0], &again[0], "the buffer kept is the one read into")
+	putLarge(again)
+	assert.Equal(t, "a-399", a.Items[399].Name)
+	assert.Equal(t, strings.Repeat("a", 800), a.Items[399].Labels["example.com/label"])
+	assert.Equal(t, "b-000", b.Items[0].Name)
+
+	q := Query{Resource: Deployments}
+	pk := &packedList{newObject: packedKind(q)}
+	_, err := readPacked(bytes.NewReader(third), q, pk)
+	require.NoError(t, err)
+	_, err = readPacked(bytes.NewReader(encodeList(t, deployments("d"))), q, &packedList{newObject: packedKind(q)})
+	require.NoError(t, err)
+	objs, err := pk.unpack()
+	require.NoError(t, err)
+	require.Len(t, objs, 400)
+	last := objs[399].(*appsv1.Deployment)
+	assert.Equal(t, "c-399", last.Name)
+	assert.Equal(t, strings.Repeat("c", 800), last.Labels["example.com/label"])
+
+	huge := getLarge(maxLargeBuffer + 1)
+	putLarge(huge)
+	assert.NotSame(t, &huge[0], &getLarge(maxLargeBuffer + 1)[0], "a buffer past maxLargeBuffer is not kept")
 }
