@@ -27,7 +27,7 @@ func etcdArgs(dir string, clientPort, peerPort int) []string {
 	}
 }
 
-func apiserverArgs(f pkiFiles, etcdPort, port int, egressConfig string) []string {
+func apiserverArgs(f pkiFiles, etcdPort, port int, egressConfig string, profiling bool) []string {
 	return []string{
 		"--etcd-servers", "http://127.0.0.1:" + strconv.Itoa(etcdPort),
 		"--bind-address", "127.0.0.1",
@@ -62,7 +62,7 @@ func apiserverArgs(f pkiFiles, etcdPort, port int, egressConfig string) []string
 		"--kubelet-client-certificate", f.kubeletClient,
 		"--kubelet-client-key", f.kubeletClientK,
 		"--kubelet-preferred-address-types", "InternalIP",
-		"--profiling=false",
+		"--profiling=" + strconv.FormatBool(profiling),
 	}
 }
 

@@ -66,6 +66,9 @@ type Options struct {
 	// namespaces of their own, where pods really run. They need root and
 	// the machine's packages tools/host-packages installs.
 	RealNodes int
+	// Profiling has kube-apiserver serve /debug/pprof to cluster admins:
+	// bench/live has it collect its heap before each measurement.
+	Profiling bool
 	// Timeout bounds start-up as a whole. Zero means 2 minutes.
 	Timeout time.Duration
 	// Progress receives one line per start-up step. Nil discards them.
@@ -222,7 +225,7 @@ func start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 	api, err := c.start("kube-apiserver", filepath.Join(binDir, binAPIServer),
-		apiserverArgs(files, etcdClient, apiPort, egressCfg), logDir, env, opts.Detached)
+		apiserverArgs(files, etcdClient, apiPort, egressCfg, opts.Profiling), logDir, env, opts.Detached)
 	if err != nil {
 		return nil, err
 	}
