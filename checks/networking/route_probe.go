@@ -443,13 +443,16 @@ func backendService(name string) *corev1.Service {
 	}
 }
 
-// backendCPU and clientCPU are what the backends and the client are
+// backendCPU and clientResources are what the backends and the client are
 // given: BusyBox's httpd forks a process per request, and the client two
 // (timeout, wget) besides its subshell, which 10m of CPU would make take
-// minutes. The client's 220 requests take some 15 s of its 250m.
+// minutes. The client's 220 requests take some 15 s of its 250m. What
+// its processes use is charged to its memory too: within the 16Mi of
+// other probe pods the kernel (Linux 6.18, the rig's real node) killed it
+// after its first answers, every time.
 var (
-	backendCPU = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}
-	clientCPU  = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")}
+	backendCPU      = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}
+	clientResources = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("64Mi")}
 )
 
 // backendPod answers every request with name, from BusyBox's httpd, Ready
@@ -505,7 +508,7 @@ i=0; while [ "$i" -lt %d ]; do i=$((i+1)); ask --header "$host" --header "$pin";
 
 // clientPod sends the probe's requests to the gateway at address:port.
 func clientPod(s *probe.Session, address string, port int64) (*unstructured.Unstructured, error) {
-	spec := checks.ProbePodSpec(s.ShellImage, clientCPU)
+	spec := checks.ProbePodSpec(s.ShellImage, clientResources)
 	spec.Containers[0].Command = []string{"sh", "-c", clientScript("http://"+hostPort(address, port)+"/", routeHostname(s.RunID))}
 	spec.RestartPolicy = corev1.RestartPolicyNever
 	spec.ActiveDeadlineSeconds = checks.ProbeDeadline(s.Timeout)
