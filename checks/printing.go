@@ -42,7 +42,9 @@ func (e *CreateError) Unwrap() error { return e.Err }
 // outputs are keyed "pod/container"; the timeline of creations, bindings
 // and ends becomes r's table. A pod the cluster refuses is a *CreateError;
 // pods that do not end within the probe timeout, or a log that cannot be
-// read, an error that says where each pod stands.
+// read, an error that says where each pod stands; a pod stopped before
+// its script ended (out of memory, its deadline, evicted), an error that
+// says so.
 func PrintingPods(ctx context.Context, env *Env, r *Result, label string, pods []*unstructured.Unstructured, note func(pod, container string) string) (map[string]string, error) {
 	tl := &probe.Timeline{T0: env.Now()}
 	defer func() { r.Table = &Table{Header: []string{"EVENT", "AT (UTC)", "SINCE START"}, Rows: tl.Rows} }()
@@ -104,6 +106,13 @@ func PrintingPodsOn(ctx context.Context, env *Env, r *Result, tl *probe.Timeline
 			outputs[name+"/"+c.Name] = out
 		}
 	}
+	// Read first, so that what the pods printed before they were stopped
+	// is in the evidence.
+	for _, name := range names {
+		if why := cutShort(w.pods[name]); why != "" {
+			return nil, fmt.Errorf("pod %s ended before its script did (%s): what it printed is incomplete", name, why)
+		}
+	}
 	return outputs, nil
 }
 
@@ -142,8 +151,33 @@ func (w *printingWatch) apply(e probe.Event) {
 		say(p.Name+"/bound", "pod %s bound to %s", p.Name, p.Spec.NodeName)
 	}
 	if ended(&p) {
-		say(p.Name+"/ended", "pod %s %s", p.Name, p.Status.Phase)
+		say(p.Name+"/ended", "pod %s %s%s", p.Name, p.Status.Phase, parenthesized(cutShort(&p)))
 	}
+}
+
+func parenthesized(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " (" + s + ")"
+}
+
+// cutShort says why a pod that ended was stopped before its script was
+// done, by the kubelet (its deadline, an eviction) or the kernel (out of
+// memory); "" when its containers ended on their own. What such a pod
+// printed is only the start of what its script prints, which no probe can
+// judge: a missing answer would read as the cluster's.
+func cutShort(p *corev1.Pod) string {
+	var why []string
+	if p.Status.Reason != "" {
+		why = append(why, strings.TrimSpace(p.Status.Reason+" "+p.Status.Message))
+	}
+	for _, c := range p.Status.ContainerStatuses {
+		if t := c.State.Terminated; t != nil && t.Reason == "OOMKilled" {
+			why = append(why, fmt.Sprintf("container %s %s, exit code %d", c.Name, t.Reason, t.ExitCode))
+		}
+	}
+	return strings.Join(why, "; ")
 }
 
 func ended(p *corev1.Pod) bool {

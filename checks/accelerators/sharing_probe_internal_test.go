@@ -305,6 +305,13 @@ const shareRun = "20270102-030405-beef"
 // logs (or an error).
 func runShareProbe(t *testing.T, edit func(w *checkstest.World), logs map[string]string) (checks.Result, error) {
 	t.Helper()
+	return runShareProbeEnding(t, edit, logs, nil)
+}
+
+// runShareProbeEnding is runShareProbe where end, when set, says how each
+// pod ends instead.
+func runShareProbeEnding(t *testing.T, edit func(w *checkstest.World), logs map[string]string, end func(p *corev1.Pod)) (checks.Result, error) {
+	t.Helper()
 	w := checkstest.NewWorld(t)
 	if edit != nil {
 		edit(w)
@@ -315,6 +322,9 @@ func runShareProbe(t *testing.T, edit func(w *checkstest.World), logs map[string
 	f.Kubelet(t, ns, func(p *corev1.Pod) *corev1.Pod {
 		p.Spec.NodeName = p.Spec.NodeSelector[corev1.LabelHostname]
 		p.Status.Phase = corev1.PodSucceeded
+		if end != nil {
+			end(p)
+		}
 		return p
 	})
 	mapper := meta.NewDefaultRESTMapper(nil)
@@ -378,4 +388,31 @@ func TestGPUSharingProbeRun(t *testing.T) {
 	// A pod that did not run the script.
 	_, err = runShareProbe(t, twoGPUs, map[string]string{"aiconform-share-a": "slice-a0", "aiconform-share-b": "no-shell", "aiconform-share-c": "slice-a1"})
 	assert.ErrorContains(t, err, "pod aiconform-share-b printed none of the probe's commands")
+
+	// A pod stopped before its script ended printed only the start of
+	// it, even when that start would pass: an error that says what
+	// stopped it, with what it printed in the evidence.
+	shared := map[string]string{"aiconform-share-a": "slice-a0", "aiconform-share-b": "slice-b0", "aiconform-share-c": "slice-a1"}
+	r, err = runShareProbeEnding(t, twoGPUs, shared, func(p *corev1.Pod) {
+		if p.Name == "aiconform-share-c" {
+			p.Status.Phase = corev1.PodFailed
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "holder", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "OOMKilled", ExitCode: 137}}}}
+		}
+	})
+	assert.EqualError(t, err, "pod aiconform-share-c ended before its script did (container holder OOMKilled, exit code 137): what it printed is incomplete")
+	assert.Contains(t, r.Table.Rows, []string{"pod aiconform-share-c Failed (container holder OOMKilled, exit code 137)", "03:04:05.000", "+0.0 s"})
+	assert.Equal(t, "kubectl logs -n "+probe.NamespacePrefix+shareRun+" aiconform-share-c -c holder", r.Evidence[len(r.Evidence)-1].Command)
+	_, err = runShareProbeEnding(t, twoGPUs, shared, func(p *corev1.Pod) {
+		if p.Name == "aiconform-share-a" {
+			p.Status.Phase, p.Status.Reason, p.Status.Message = corev1.PodFailed, "DeadlineExceeded", "Pod was active on the node longer than the specified deadline"
+		}
+	})
+	assert.EqualError(t, err, "pod aiconform-share-a ended before its script did (DeadlineExceeded Pod was active on the node longer than the specified deadline): what it printed is incomplete")
+	// A script that failed on its own is judged on what it printed.
+	r, err = runShareProbeEnding(t, twoGPUs, shared, func(p *corev1.Pod) {
+		p.Status.Phase = corev1.PodFailed
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "holder", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 1}}}}
+	})
+	require.NoError(t, err)
+	assert.Equal(t, checks.Pass, r.Status, r.Reason)
 }
