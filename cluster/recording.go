@@ -421,9 +421,9 @@ func (r *Recording) List(_ context.Context, q Query) ([]runtime.Object, time.Tim
 	return l.objects, l.CapturedAt, l.err()
 }
 
-// Table implements Source. A recording made before Print read names one by one holds the Table of
-// them all instead: the rows of the name are taken from it, as the
-// server's field selector would have.
+// Table implements Source. A recording made before Print read names one
+// by one holds the Table of them all instead: the rows of the name are
+// taken from it, as the server's field selector would have.
 func (r *Recording) Table(_ context.Context, q Query) (*metav1.Table, time.Time, error) {
 	if t, ok := r.tables[q.Key()]; ok {
 		return t.Table, t.CapturedAt, t.err()
