@@ -536,6 +536,15 @@ func Build(in BuildInput) (*Package, error) {
 			}
 			final.Notes = judgedNote(rep, pl.cited, final.Evidence)
 			out.Detail = judgedDetail(pl.cited)
+			// The program wants every MUST Implemented, conditional ones
+			// included: where the condition does not hold (N/A in the
+			// report, which keeps it), the entry says Implemented and the
+			// notes say why.
+			if ck, ok := t.Checklist.Item(it.ID); ok && ck.Conditional && ck.Level == LevelMust && final.Status == string(checks.NotApplicable) {
+				final.Status = "Implemented"
+				final.Notes = conditionNote(rep, pl.cited, it.Description, final.Evidence)
+				out.Detail = "its condition does not hold (N/A in the report), see " + strings.Join(final.Evidence, ", ")
+			}
 			// aiconform's verdict stands; another suite's passing
 			// testcases are added beside its evidence, never over it.
 			if ev != nil {
@@ -640,10 +649,10 @@ func combinedStatus(rs []report.Requirement) string {
 	return judged[0]
 }
 
-// judgedNote is the notes of an entry aiconform judged: which tool and
-// when, live or recorded, the verdict and who carried it, in a sentence or
-// two; the evidence files hold the rest.
-func judgedNote(rep *report.Report, rs []report.Requirement, evidence []string) string {
+// checkedBy opens the notes of an entry aiconform judged: which tool and
+// when, against a live cluster or a recording. Its prefix is how a later
+// build knows the entry for its own.
+func checkedBy(rep *report.Report) string {
 	info := rep.Run.Cluster
 	where := "a live cluster"
 	if !info.Live {
@@ -657,6 +666,13 @@ func judgedNote(rep *report.Report, rs []report.Requirement, evidence []string) 
 	if !rep.Run.FinishedAt.IsZero() {
 		tool += " (" + rep.Run.FinishedAt.UTC().Format("2006-01-02") + ")"
 	}
+	return judgedNotePrefix + tool + " against " + where + "."
+}
+
+// judgedNote is the notes of an entry aiconform judged: which tool and
+// when, live or recorded, the verdict and who carried it, in a sentence or
+// two; the evidence files hold the rest.
+func judgedNote(rep *report.Report, rs []report.Requirement, evidence []string) string {
 	var parts []string
 	for _, r := range rs {
 		s := r.Status
@@ -675,8 +691,52 @@ func judgedNote(rep *report.Report, rs []report.Requirement, evidence []string) 
 		}
 		parts = append(parts, s)
 	}
-	return fmt.Sprintf(judgedNotePrefix+"%s against %s. %s. The commands, their output and when they ran: %s.",
-		tool, where, strings.Join(parts, "; "), strings.Join(evidence, ", "))
+	return fmt.Sprintf("%s %s. The commands, their output and when they ran: %s.",
+		checkedBy(rep), strings.Join(parts, "; "), strings.Join(evidence, ", "))
+}
+
+// conditionNote is the notes of a conditional MUST whose condition does
+// not hold: the condition as the template words it, what the run looked for
+// and did not find (the report's conclusion), and that the report says N/A.
+// It is what accepted submissions on platforms without the feature wrote,
+// and what the program's validator, which wants every MUST Implemented,
+// accepts.
+func conditionNote(rep *report.Report, rs []report.Requirement, description string, evidence []string) string {
+	asks := "the checklist makes this MUST conditional on the platform offering the feature"
+	if c := condition(description); c != "" {
+		asks = "the checklist asks this MUST only “" + c + "”"
+	}
+	var found []string
+	for _, r := range rs {
+		// The conclusion of a requirement whose checks all skipped opens
+		// with its status in words; the note has already said it.
+		s := strings.TrimPrefix(r.Conclusion, "not applicable: ")
+		if len(rs) > 1 {
+			s = r.ID + ": " + s
+		}
+		found = append(found, shorten(s, 400))
+	}
+	return fmt.Sprintf("%s Implemented, as %s, and that condition does not hold here: %s. aiconform's report says N/A. The commands, their output and when they ran: %s.",
+		checkedBy(rep), asks, strings.Join(found, "; "), strings.Join(evidence, ", "))
+}
+
+// condition is the condition a requirement's description opens with, in
+// the template's own words: an opening "If ..." up to its comma, else the
+// first sentence. Empty when the description is.
+func condition(description string) string {
+	d := strings.Join(strings.Fields(description), " ")
+	if d == "" {
+		return ""
+	}
+	if strings.HasPrefix(strings.ToLower(d), "if ") {
+		if i := strings.Index(d, ","); i > 0 {
+			return d[:i]
+		}
+	}
+	if i := strings.Index(d, ". "); i > 0 {
+		return d[:i+1]
+	}
+	return d
 }
 
 func judgedDetail(rs []report.Requirement) string {
@@ -717,24 +777,32 @@ func shorten(s string, n int) string {
 // vendorNote says what the vendor must add for a requirement aiconform
 // does not judge.
 func vendorNote(c Checklist, id, level string, missing []string) string {
+	ck, known := c.Item(id)
+	// A conditional MUST left as N/A would fail the submission: the
+	// program wants every MUST Implemented, whether or not the condition
+	// holds, so the note says how to write the one that does not.
+	conditional := known && ck.Conditional && level == LevelMust
+	const conditionalTail = "the checklist makes this MUST conditional, yet where the platform lacks the feature the program still wants Implemented, with notes that say the condition does not hold and what shows it."
 	what := "aiconform does not judge this requirement yet"
-	if ck, ok := c.Item(id); ok {
+	if known {
 		what = fmt.Sprintf("aiconform does not judge this requirement (%s) yet", ck.Title)
 	}
 	if len(missing) > 0 {
 		what = fmt.Sprintf("the report build was given did not judge %s; build again from a run that checks it, or", strings.Join(missing, ", "))
-		if level == LevelShould {
+		switch {
+		case level == LevelShould:
 			return VendorNotePrefix + what + " add evidence (files in this directory, or URLs) and set status, or leave status and evidence empty to skip this SHOULD."
+		case conditional:
+			return VendorNotePrefix + what + " add evidence (files in this directory, or URLs) and set status; " + conditionalTail
 		}
 		return VendorNotePrefix + what + " add evidence (files in this directory, or URLs) and set status."
 	}
-	ck, _ := c.Item(id)
 	var tail string
 	switch {
 	case level == LevelShould:
 		tail = "or leave status and evidence empty to skip this SHOULD."
-	case ck.Conditional:
-		tail = "this checklist makes it a MUST only where the platform offers the feature; otherwise set N/A and say why here."
+	case conditional:
+		tail = conditionalTail
 	default:
 		tail = "a MUST that is not Implemented fails the submission."
 	}

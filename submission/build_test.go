@@ -734,10 +734,27 @@ func TestBuildReportWithoutTheRequirement(t *testing.T) {
 	assert.Equal(t, VendorNotePrefix+"the report build was given did not judge robust_controller; build again from a run that checks it, or add evidence (files in this directory, or URLs) and set status.", rc.Notes)
 }
 
-// Where a checklist makes a MUST conditional and aiconform does not judge
-// it, the note says N/A is the way out; no real checklist has one left.
+// Where a checklist makes a MUST conditional and the vendor must fill it
+// in, the note says how to write one whose condition does not hold:
+// Implemented, as the program wants every MUST, never N/A.
 func TestVendorNoteConditional(t *testing.T) {
-	c := Checklist{Version: "1.33", Items: []ChecklistItem{{ID: "x", Title: "X works", Conditional: true}}}
-	assert.Equal(t, VendorNotePrefix+"aiconform does not judge this requirement (X works) yet. Add evidence (files in this directory, or URLs) and set status; this checklist makes it a MUST only where the platform offers the feature; otherwise set N/A and say why here.",
-		vendorNote(c, "x", LevelMust, nil))
+	c := Checklist{Version: "1.33", Items: []ChecklistItem{{ID: "x", Title: "X works", Level: LevelMust, Conditional: true}}}
+	const tail = "the checklist makes this MUST conditional, yet where the platform lacks the feature the program still wants Implemented, with notes that say the condition does not hold and what shows it."
+	tests := []struct {
+		name    string
+		missing []string
+		want    string
+	}{
+		{"not judged by aiconform", nil,
+			VendorNotePrefix + "aiconform does not judge this requirement (X works) yet. Add evidence (files in this directory, or URLs) and set status; " + tail},
+		{"not judged by the report", []string{"x"},
+			VendorNotePrefix + "the report build was given did not judge x; build again from a run that checks it, or add evidence (files in this directory, or URLs) and set status; " + tail},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := vendorNote(c, "x", LevelMust, tc.missing)
+			assert.Equal(t, tc.want, got)
+			assert.NotContains(t, got, "N/A")
+		})
+	}
 }

@@ -28,7 +28,9 @@ type ChecklistItem struct {
 	Title string
 	Level string
 	// Conditional is true where the checklist makes the MUST depend on the
-	// platform having the feature at all (an autoscaler, HPA support).
+	// platform having the feature at all (an autoscaler, HPA support): its
+	// description opens with the condition, which build quotes where it
+	// does not hold.
 	Conditional bool
 	// Aiconform lists the aiconform requirements whose verdict is evidence
 	// for this item; empty when aiconform cannot judge it yet.
@@ -98,6 +100,11 @@ func Checklists() ([]Checklist, error) {
 			}
 			if level != LevelMust && level != LevelShould {
 				return nil, fmt.Errorf("checklists.yaml: %s in %s: level %q is neither MUST nor SHOULD", r.ID, v.Version, level)
+			}
+			// Only a MUST needs the mark: build and lint treat a
+			// conditional MUST apart, a SHOULD never.
+			if contains(r.ConditionalIn, v.Version) && level != LevelMust {
+				return nil, fmt.Errorf("checklists.yaml: %s in %s: conditionalIn names a %s, not a MUST", r.ID, v.Version, level)
 			}
 			c.Items = append(c.Items, ChecklistItem{
 				ID: r.ID, Category: r.Category, Title: r.Title, Level: level,

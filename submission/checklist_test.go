@@ -3,6 +3,7 @@ package submission
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/aiconform/aiconform/checks"
@@ -25,7 +26,11 @@ func templatePath(t *testing.T, version string) string {
 }
 
 // The embedded facts must say exactly what the official templates say, in
-// their order; only descriptions are left out.
+// their order; only descriptions are left out. A MUST is conditional where
+// its template's description opens with "If": the checklists phrase a MUST
+// that depends on the platform having the feature that way, and no other.
+// A SHOULD may open so too (high_performance_networking); it needs no mark,
+// as the program takes N/A with a reason for a SHOULD.
 func TestChecklistsMatchTemplates(t *testing.T) {
 	all, err := Checklists()
 	require.NoError(t, err)
@@ -35,17 +40,20 @@ func TestChecklistsMatchTemplates(t *testing.T) {
 			tpl, err := ReadProduct(templatePath(t, c.Version))
 			require.NoError(t, err)
 			assert.Equal(t, "v"+c.Version, tpl.Metadata["kubernetesVersion"])
-			type fact struct{ id, category, level string }
+			type fact struct {
+				id, category, level string
+				conditional         bool
+			}
 			var want, got []fact
 			var cats []string
 			for _, cat := range tpl.Categories {
 				cats = append(cats, cat.Name)
 				for _, it := range cat.Items {
-					want = append(want, fact{it.ID, cat.Name, it.Level})
+					want = append(want, fact{it.ID, cat.Name, it.Level, it.Level == LevelMust && strings.HasPrefix(it.Description, "If ")})
 				}
 			}
 			for _, it := range c.Items {
-				got = append(got, fact{it.ID, it.Category, it.Level})
+				got = append(got, fact{it.ID, it.Category, it.Level, it.Conditional})
 				assert.NotEmpty(t, it.Title, it.ID)
 			}
 			assert.Equal(t, want, got)
@@ -62,10 +70,10 @@ func TestChecklistFacts(t *testing.T) {
 		fileEvidence bool
 	}{
 		{"v1.33", []string{"cluster_autoscaling", "pod_autoscaling"}, false, false},
-		{"v1.34", nil, false, false},
-		{"v1.35.3", nil, true, false},
-		{"1.36", nil, true, false},
-		{"v1.37", nil, true, true},
+		{"v1.34", []string{"cluster_autoscaling", "pod_autoscaling"}, false, false},
+		{"v1.35.3", []string{"cluster_autoscaling", "pod_autoscaling"}, true, false},
+		{"1.36", []string{"cluster_autoscaling", "pod_autoscaling"}, true, false},
+		{"v1.37", []string{"cluster_autoscaling", "pod_autoscaling"}, true, true},
 	} {
 		t.Run(tc.version, func(t *testing.T) {
 			c, err := ChecklistFor(tc.version)

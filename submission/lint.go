@@ -140,6 +140,9 @@ func LintDir(dir string, opts LintOptions) (*LintResult, error) {
 type refItem struct {
 	ID, Category, Level, Description string
 	hasDescription                   bool
+	// conditional is the built-in checklist's fact, for a version it
+	// knows: the MUST depends on the platform having the feature.
+	conditional bool
 }
 
 type reference struct {
@@ -174,7 +177,7 @@ func (l *linter) reference(template, version string) (*reference, error) {
 			return nil, fmt.Errorf("%s: %w; pass --template AIConformance-%s.yaml", ProductName, err, version)
 		}
 		for _, it := range c.Items {
-			ref.items = append(ref.items, refItem{ID: it.ID, Category: it.Category, Level: it.Level})
+			ref.items = append(ref.items, refItem{ID: it.ID, Category: it.Category, Level: it.Level, conditional: it.Conditional})
 		}
 		l.res.Unchecked = append(l.res.Unchecked,
 			"descriptions: not compared, as no template was given (--template AIConformance-"+version+".yaml)")
@@ -193,9 +196,14 @@ func (l *linter) reference(template, version string) (*reference, error) {
 			"kubernetesVersion %q names checklist %s but the template %s is for %q",
 			l.prod.Metadata["kubernetesVersion"], version, filepath.Base(template), tpl.Metadata["kubernetesVersion"])
 	}
+	// Which MUSTs are conditional is a fact of the built-in checklist; a
+	// template of a version aiconform does not know has none.
+	known, _ := ChecklistFor(version)
 	for _, c := range tpl.Categories {
 		for _, it := range c.Items {
-			ref.items = append(ref.items, refItem{ID: it.ID, Category: c.Name, Level: it.Level, Description: it.Description, hasDescription: true})
+			ck, _ := known.Item(it.ID)
+			ref.items = append(ref.items, refItem{ID: it.ID, Category: c.Name, Level: it.Level, Description: it.Description, hasDescription: true,
+				conditional: ck.Conditional})
 		}
 	}
 	for _, v := range tpl.Metadata {
@@ -307,7 +315,7 @@ func (l *linter) lintSpec(ref *reference) {
 			}
 			// The level the program judges by is the checklist's, whatever
 			// the submission claims.
-			l.lintStatus(it, r.Level)
+			l.lintStatus(it, r)
 			l.lintEvidence(it, ref.fileEvidence)
 		}
 	}
@@ -360,7 +368,8 @@ func describeDiff(got, want string) string {
 	return fmt.Sprintf("from byte %d: %q where the template has %q", i, excerpt(got), excerpt(want))
 }
 
-func (l *linter) lintStatus(it Item, level string) {
+func (l *linter) lintStatus(it Item, r refItem) {
+	level := r.Level
 	valid := contains(Statuses, it.Status)
 	// The program skips a SHOULD left as the template has it.
 	if it.Status == "" && level == LevelShould && len(it.Evidence) == 0 {
@@ -369,7 +378,14 @@ func (l *linter) lintStatus(it Item, level string) {
 	if !valid {
 		l.add(ProductName, it.ID, RuleStatusInvalid, it.Line, "status %q is not one of %s", it.Status, strings.Join(Statuses, ", "))
 	}
-	if level == LevelMust && it.Status != "Implemented" {
+	switch {
+	case level != LevelMust || it.Status == "Implemented":
+	case r.conditional:
+		// The validator makes no exception for a conditional MUST: the
+		// way to say its condition does not hold is in the notes.
+		l.add(ProductName, it.ID, RuleMustImplemented, it.Line,
+			"a MUST must be Implemented; status is %q; this one is conditional, and where its condition does not hold the program still wants Implemented, with notes that quote the condition and say what was looked for and not found", it.Status)
+	default:
 		l.add(ProductName, it.ID, RuleMustImplemented, it.Line, "a MUST must be Implemented; status is %q", it.Status)
 	}
 	if it.Status == "N/A" && strings.TrimSpace(it.Notes) == "" {
