@@ -118,11 +118,16 @@ type Table struct {
 	Rows   [][]string
 }
 
-// Env is what a check may use. Profile is set for per-operator checks.
+// Env is what a check may use. Profile is set for per-operator checks, and
+// with it where its controller was found.
 type Env struct {
 	Cluster *cluster.Cache
 	Profile *Profile
-	Now     func() time.Time
+	// Install is where the profile's controller was found, nil when it was
+	// found nowhere; LocateErr is why it could not be looked for.
+	Install   *Install
+	LocateErr error
+	Now       func() time.Time
 	// Probe is the run's probe session under --probe; nil keeps the run
 	// read-only, and probe checks skip.
 	Probe *probe.Session
@@ -131,7 +136,7 @@ type Env struct {
 // Fresh is env with a cache of its own, for what a probe reads after it
 // wrote: the run's shared reads are of the cluster before any probe.
 func (e *Env) Fresh() *Env {
-	return &Env{Cluster: e.Cluster.Fresh(), Profile: e.Profile, Now: e.Now}
+	return &Env{Cluster: e.Cluster.Fresh(), Profile: e.Profile, Install: e.Install, LocateErr: e.LocateErr, Now: e.Now}
 }
 
 // Check is one question asked of the cluster.

@@ -180,7 +180,7 @@ func judgeOperators(v *Verdict, dets []Detection) {
 				// Said, since it is what the requirement rests on.
 				ov.Reason += ", shown at work by " + strings.Join(by, " and ")
 			}
-			ov.Reason += unprobed(v.Results, d.Profile.Name)
+			ov.Reason += inapplicable(v.Results, d.Profile.Name) + unprobed(v.Results, d.Profile.Name)
 		case ov.Verdict == Fail || ov.Verdict == Error:
 			ov.Reason = strings.Join(why, "; ")
 		case !d.Found:
@@ -277,8 +277,9 @@ func carry(v *Verdict, ov OperatorVerdict) {
 		}
 	}
 	v.Conclusion = fmt.Sprintf("%s meets it: %s", ov.Title, strings.Join(passed, "; "))
-	// Said in the conclusion, since it is what a reviewer asks next.
-	v.Conclusion += unprobed(v.Results, ov.Operator)
+	// Said in the conclusion, since it is what a reviewer asks next: a leg
+	// that does not apply (no webhook to operate) and behaviour unprobed.
+	v.Conclusion += inapplicable(v.Results, ov.Operator) + unprobed(v.Results, ov.Operator)
 	if len(others) > 0 {
 		v.Conclusion += " (others: " + strings.Join(others, "; ") + ")"
 	}
@@ -287,6 +288,32 @@ func carry(v *Verdict, ov OperatorVerdict) {
 // notProbed starts what a verdict adds when probe checks were skipped.
 const notProbed = "; behaviour not probed"
 
+// ProbesOff starts the reason of a probe check skipped because the run has
+// no --probe, as against one skipped because it does not apply.
+const ProbesOff = "probes are off"
+
+// probesOff is true for a probe check skipped for want of --probe.
+func probesOff(r Result) bool {
+	return r.Check.Probe && r.Status == Skip && strings.HasPrefix(r.Reason, ProbesOff)
+}
+
+// inapplicable says which of an operator's checks did not apply, and why
+// (an operator that registers no webhook has none to operate): "; not
+// applicable: a: why; b: why", "" for none. A probe skipped for want of
+// --probe is unprobed, not inapplicable.
+func inapplicable(rs []Result, operator string) string {
+	var parts []string
+	for _, r := range rs {
+		if r.Operator == operator && r.Status == Skip && !probesOff(r) {
+			parts = append(parts, r.Check.ID+": "+r.Reason)
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; not applicable: " + strings.Join(parts, "; ")
+}
+
 // unprobed says which of an operator's probe checks were skipped and what
 // runs them, "" for none: "; behaviour not probed (a, b: run with --probe;
 // c: run with --probe --probe-scale-up)".
@@ -294,7 +321,7 @@ func unprobed(rs []Result, operator string) string {
 	var flags []string
 	ids := map[string][]string{}
 	for _, r := range rs {
-		if r.Operator == operator && r.Check.Probe && r.Status == Skip {
+		if r.Operator == operator && probesOff(r) {
 			f := strings.TrimSpace("--probe " + r.Check.OptIn)
 			if _, ok := ids[f]; !ok {
 				flags = append(flags, f)

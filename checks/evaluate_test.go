@@ -210,9 +210,11 @@ func TestEvaluateOperators(t *testing.T) {
 			result:     checks.Pass,
 			operator:   "beta",
 			conclusion: "Beta meets it: ",
-			others:     "(others: Alpha: x: alpha crashed)",
+			others:     "; not applicable: y: no webhooks (others: Alpha: x: alpha crashed)",
 			operators:  map[string]checks.Status{"alpha": checks.Fail, "beta": checks.Pass, "gamma": checks.Skip},
-			reasons:    map[string]string{"alpha": "x: alpha crashed", "beta": "every check passed", "gamma": "not installed"},
+			// A check that does not apply is said, not hidden behind
+			// "every check passed".
+			reasons: map[string]string{"alpha": "x: alpha crashed", "beta": "every check passed; not applicable: y: no webhooks", "gamma": "not installed"},
 		},
 		{
 			name: "the first that passes carries it",

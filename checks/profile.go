@@ -49,14 +49,30 @@ type Profile struct {
 	Source string `yaml:"-"`
 }
 
-// Controller locates the operator's controller.
+// Controller says how to know the operator's controller. It is found in
+// any namespace (Locate): Namespace and Deployment are where the
+// operator's own manifests put it, hints that order what is found and
+// pick among Deployments of one namespace, never the only place looked.
 type Controller struct {
 	Namespace  string `yaml:"namespace"`
 	Deployment string `yaml:"deployment"`
-	Selector   string `yaml:"selector"`
+	// Selector is the labels of the controller's pod template, which its
+	// installers share (kustomize and Helm alike).
+	Selector string `yaml:"selector"`
 	// Lease is the controller's leader-election Lease (its
-	// LeaderElectionID) in Namespace; empty when the operator has none.
+	// LeaderElectionID), in the controller's own namespace; empty when the
+	// operator has none.
 	Lease string `yaml:"lease"`
+}
+
+// At is a copy of p for its install in namespace ns, when the operator
+// runs in several: named and titled for it, so that each is judged and
+// reported apart.
+func (p *Profile) At(ns string) *Profile {
+	cp := *p
+	cp.Name = p.Name + "@" + ns
+	cp.Title = p.Title + " in " + ns
+	return &cp
 }
 
 // ResourceKind is a kind of custom resource the controller reconciles.
@@ -209,8 +225,8 @@ func (p *Profile) validate(doc *yaml.Node) error {
 			return bad("crds", "crd %q is not in the profile's groups %v", c, p.Groups)
 		}
 	}
-	if p.Controller.Namespace == "" || p.Controller.Selector == "" {
-		return bad("controller", "controller: namespace and selector are required")
+	if p.Controller.Selector == "" {
+		return bad("controller", "controller: a selector (the labels of its pod template) is required to find it")
 	}
 	if _, err := labels.Parse(p.Controller.Selector); err != nil {
 		return bad("selector", "controller selector: %v", err)

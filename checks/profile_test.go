@@ -142,7 +142,7 @@ func TestParseProfilesErrors(t *testing.T) {
 		{
 			name: "no controller selector",
 			yaml: "name: x\ntitle: X\ngroups: [a.io]\ncontroller: {namespace: n}\n",
-			err:  `p.yaml:4: profile "x": controller: namespace and selector are required`,
+			err:  `p.yaml:4: profile "x": controller: a selector (the labels of its pod template) is required to find it`,
 		},
 		{
 			name: "wrong type",

@@ -19,11 +19,7 @@ import (
 
 // List reads q through the shared cache as objects of type T.
 func List[T any](ctx context.Context, env *Env, q cluster.Query) ([]T, error) {
-	objs, _, err := env.Cluster.List(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	return Typed[T](objs, q.Resource)
+	return listAs[T](ctx, env.Cluster, q)
 }
 
 // PodReady is true only for a Ready condition that is True: Unknown is not

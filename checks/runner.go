@@ -36,12 +36,20 @@ type RunOptions struct {
 	Probe *probe.Session
 }
 
-// Detection says whether an operator profile was found on the cluster.
+// Detection says whether an operator profile was found on the cluster, and
+// where. An operator installed in two namespaces is two candidates, each
+// judged: a Detection each, its Profile a copy named for its namespace.
 type Detection struct {
 	Profile *Profile
 	Found   bool
 	// CRDs are the CRDs of the profile's groups that the cluster serves.
 	CRDs []string
+	// Install is where the operator's controller was found; nil when it
+	// was found nowhere, or the operator is not installed.
+	Install *Install
+	// LocateErr is why the controller could not be looked for (a read
+	// refused): its checks are Errors then, never a Fail.
+	LocateErr error
 }
 
 // Outcome is what a run found: which operators, and every result in
@@ -54,6 +62,7 @@ type Outcome struct {
 type task struct {
 	check   Check
 	profile *Profile
+	det     *Detection
 }
 
 // Run detects operators and runs the checks concurrently, each under its own
@@ -76,12 +85,12 @@ func Run(ctx context.Context, c *cluster.Cache, profiles []*Profile, selected []
 			tasks = append(tasks, task{check: ch})
 			continue
 		}
-		for _, p := range profiles {
+		for i := range dets {
 			// A check of gang_scheduling says nothing of a serving
 			// operator: it runs for the solutions that may carry its
 			// requirement only.
-			if p.CandidateFor(ch.Meta().Requirement) {
-				tasks = append(tasks, task{check: ch, profile: p})
+			if d := &dets[i]; d.Profile.CandidateFor(ch.Meta().Requirement) {
+				tasks = append(tasks, task{check: ch, profile: d.Profile, det: d})
 			}
 		}
 	}
@@ -161,7 +170,7 @@ func runOne(ctx context.Context, c *cluster.Cache, t task, dets []Detection, det
 		case detErr != nil:
 			return Result{Check: meta, Operator: t.profile.Name, Status: Error, Started: start, Finished: now(),
 				Reason: fmt.Sprintf("cannot tell whether %s is installed: %v", t.profile.Title, detErr)}
-		case !detected(dets, t.profile):
+		case !t.det.Found:
 			why := fmt.Sprintf("the cluster serves no CRD of %s", strings.Join(t.profile.Groups, ", "))
 			if len(t.profile.CRDs) > 0 {
 				why = "the cluster serves none of its CRDs"
@@ -176,6 +185,9 @@ func runOne(ctx context.Context, c *cluster.Cache, t task, dets []Detection, det
 		defer cancel()
 	}
 	env := &Env{Cluster: c, Profile: t.profile, Now: now, Probe: opts.Probe}
+	if t.det != nil {
+		env.Install, env.LocateErr = t.det.Install, t.det.LocateErr
+	}
 	if opts.JudgeAt != nil {
 		env.Now = opts.JudgeAt
 	}
@@ -225,17 +237,10 @@ func runOne(ctx context.Context, c *cluster.Cache, t task, dets []Detection, det
 	return res
 }
 
-func detected(dets []Detection, p *Profile) bool {
-	for _, d := range dets {
-		if d.Profile == p {
-			return d.Found
-		}
-	}
-	return false
-}
-
 // Detect finds which profiles' operators are installed, from the CRD groups
-// the cluster serves.
+// the cluster serves, and where each one's controller runs (Locate), in any
+// namespace. A profile comes out once, or once per install when its
+// controller runs in several namespaces.
 func Detect(ctx context.Context, c *cluster.Cache, profiles []*Profile) ([]Detection, error) {
 	dets := make([]Detection, len(profiles))
 	for i, p := range profiles {
@@ -258,7 +263,37 @@ func Detect(ctx context.Context, c *cluster.Cache, profiles []*Profile) ([]Detec
 			}
 		}
 	}
-	return dets, nil
+	// The operators are located side by side: their reads are the
+	// cache's, shared, and the first (every Deployment) is the longest.
+	installs := make([][]Install, len(dets))
+	var wg sync.WaitGroup
+	for i := range dets {
+		if !dets[i].Found {
+			continue
+		}
+		wg.Go(func() {
+			installs[i], dets[i].LocateErr = Locate(ctx, c, dets[i].Profile, crds)
+		})
+	}
+	wg.Wait()
+	var out []Detection
+	for i, d := range dets {
+		switch ins := installs[i]; {
+		case len(ins) == 1:
+			d.Install = &ins[0]
+			out = append(out, d)
+		case len(ins) > 1:
+			for j := range ins {
+				one := d
+				one.Install = &ins[j]
+				one.Profile = d.Profile.At(ins[j].Namespace)
+				out = append(out, one)
+			}
+		default:
+			out = append(out, d)
+		}
+	}
+	return out, nil
 }
 
 func listCRDs(ctx context.Context, c *cluster.Cache) ([]*apiextensionsv1.CustomResourceDefinition, error) {

@@ -111,7 +111,10 @@ type operatorRow struct {
 	Name     []part
 	Detected bool
 	CRDs     []string
-	Versions []string
+	// Controller is where its controller was found, and FoundBy how.
+	Controller string
+	FoundBy    []string
+	Versions   []string
 }
 
 // section is one requirement.
@@ -179,7 +182,7 @@ func newPage(r *Report) *page {
 		p.Sections = append(p.Sections, newSection(r, req, ids))
 	}
 	for _, op := range r.Operators {
-		p.Operators = append(p.Operators, operatorRow{Name: operatorParts(r, op.Name), Detected: op.Detected, CRDs: op.CRDs, Versions: op.Versions})
+		p.Operators = append(p.Operators, operatorRow{Name: operatorParts(r, op.Name), Detected: op.Detected, CRDs: op.CRDs, Controller: op.Controller, FoundBy: op.FoundBy, Versions: op.Versions})
 	}
 	p.Columns, p.Matrix = matrix(r, p.Sections)
 	p.MatrixSpan = len(p.Columns) + 1

@@ -186,14 +186,18 @@ func (m *md) operators() {
 		m.printf("No operator profile was looked for.\n\n")
 		return
 	}
-	m.printf("Operators are detected from the CRD groups the cluster serves; versions are the controller's images.\n\n")
-	m.table([]string{"Operator", "Detected", "CRDs", "Versions"}, nil, func(row func(...string)) {
+	m.printf("Operators are detected from the CRD groups the cluster serves, and their controllers found in any namespace; versions are the controller's images.\n\n")
+	m.table([]string{"Operator", "Detected", "CRDs", "Controller", "Versions"}, nil, func(row func(...string)) {
 		for _, op := range m.r.Operators {
 			detected := "no"
 			if op.Detected {
 				detected = "yes"
 			}
-			row(m.operatorName(op.Name), detected, codes(op.CRDs), codes(op.Versions))
+			controller := ""
+			if op.Controller != "" {
+				controller = "`" + op.Controller + "`, found by " + strings.Join(op.FoundBy, "; ")
+			}
+			row(m.operatorName(op.Name), detected, codes(op.CRDs), controller, codes(op.Versions))
 		}
 	})
 }

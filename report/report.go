@@ -74,6 +74,10 @@ type Operator struct {
 	Title    string   `json:"title"`
 	Detected bool     `json:"detected"`
 	CRDs     []string `json:"crds,omitempty"`
+	// Controller is where its controller was found, namespace/Deployment,
+	// in any namespace; FoundBy says how.
+	Controller string   `json:"controller,omitempty"`
+	FoundBy    []string `json:"foundBy,omitempty"`
 	// Versions are the controller's images, where it was found.
 	Versions []string `json:"versions,omitempty"`
 }
@@ -148,6 +152,9 @@ func Build(tool Tool, info cluster.Info, started, finished time.Time, out checks
 	}
 	for _, d := range out.Detections {
 		op := Operator{Name: d.Profile.Name, Title: d.Profile.Title, Detected: d.Found, CRDs: d.CRDs}
+		if d.Install != nil {
+			op.Controller, op.FoundBy = d.Install.Namespace+"/"+d.Install.Deployment, d.Install.FoundBy
+		}
 		for _, res := range out.Results {
 			if res.Operator == d.Profile.Name && len(res.Versions) > 0 {
 				op.Versions = res.Versions

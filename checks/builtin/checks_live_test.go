@@ -34,7 +34,7 @@ func TestChecksOnFakeCluster(t *testing.T) {
 			name: "healthy",
 			want: []expect{
 				{"crds-established", "widgets", checks.Pass, "1 CRDs of demo.example.com established"},
-				{"controller-ready", "widgets", checks.Pass, "Deployment widget-controller available, 1 pod Running and Ready"},
+				{"controller-ready", "widgets", checks.Pass, "Deployment demo-system/widget-controller available, 1 pod Running and Ready"},
 				{"webhooks-served", "widgets", checks.Pass, "1 webhook in 1 configuration registered with valid CA bundles"},
 				{"crs-reconciled", "widgets", checks.Pass, "1 custom resource reconciled and Ready: Widget apps/w1"},
 				{"gpu-allocatable", "", checks.Pass, "1 GPU node Ready with accelerators allocatable"},
@@ -156,14 +156,19 @@ func TestChecksOnFakeCluster(t *testing.T) {
 		{
 			name:  "controller Deployment missing",
 			tweak: func(t *testing.T, w *checkstest.World) { w.Controller = nil },
-			want:  []expect{{"controller-ready", "widgets", checks.Fail, "Deployment widget-controller not found in namespace demo-system with labels app=widget-controller"}},
+			want: []expect{
+				{"controller-ready", "widgets", checks.Fail, "no controller Deployment of Widget Operator found: no Deployment in any namespace has a pod template labelled app=widget-controller"},
+				{"controller-lease", "widgets", checks.Fail, "no controller of Widget Operator was found to hold Lease widget-controller-leader"},
+			},
 		},
 		{
+			// The profile's name is a hint: a Helm release names its
+			// Deployment after itself.
 			name: "controller Deployment of another name",
 			tweak: func(t *testing.T, w *checkstest.World) {
 				w.Controller.Name = "widget-controller-canary"
 			},
-			want: []expect{{"controller-ready", "widgets", checks.Fail, "Deployment widget-controller not found"}},
+			want: []expect{{"controller-ready", "widgets", checks.Pass, "Deployment demo-system/widget-controller-canary available"}},
 		},
 		{
 			name:  "no controller pod",
@@ -636,7 +641,8 @@ func TestForbiddenIsError(t *testing.T) {
 			name:   "list deployments",
 			refuse: refusal{"kube", "apps", "deployments"},
 			errored: []expect{
-				{"controller-ready", "widgets", checks.Error, "list deployments.v1.apps in namespace demo-system"},
+				{"controller-ready", "widgets", checks.Error, "cannot look for Widget Operator's controller: list deployments.v1.apps: deployments.apps is forbidden"},
+				{"controller-lease", "widgets", checks.Error, "cannot look for Widget Operator's controller: list deployments.v1.apps: deployments.apps is forbidden"},
 				{"crs-reconciled", "widgets", checks.Error, "deployments.apps is forbidden"},
 				{"hpas-active", "", checks.Error, "list deployments.v1.apps in namespace ml"},
 				{"inference-pools-ready", "", checks.Error, "list deployments.v1.apps in namespace ml"},

@@ -96,7 +96,7 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 					conclusion: "behaviour not probed (hpa-probe: run with --probe)"},
 				// No autoscaler: the requirement does not apply, and says why.
 				{requirement: "cluster_autoscaling", status: checks.NotApplicable, result: checks.Skip,
-					conclusion: "not applicable: no cluster autoscaler found (looked for Karpenter (CRD nodepools.karpenter.sh) and cluster-autoscaler (its status ConfigMap kube-system/cluster-autoscaler-status))"},
+					conclusion: "not applicable: no cluster autoscaler found (looked for Karpenter (CRD nodepools.karpenter.sh) and cluster-autoscaler (its status ConfigMap cluster-autoscaler-status, in any namespace))"},
 				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kserve",
 					conclusion: "KServe meets it", operators: map[string]string{"kserve": "every check passed", "kuberay": "every check passed", "kubeflow-training": "not installed"}},
 				{requirement: "gpu_nodes_allocatable", status: checks.Implemented, result: checks.Pass, conclusion: "1 GPU node Ready"},

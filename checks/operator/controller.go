@@ -22,7 +22,7 @@ func (ControllerReady) Meta() checks.Meta {
 		Title:       "Controller Deployment available, pods Ready",
 		Requirement: "robust_controller",
 		PerOperator: true,
-		Description: "The profile's controller Deployment, found in its namespace by its selector, is Available, and every pod it selects is Running and Ready (Ready=Unknown is not Ready). A container (sidecars included) waiting in CrashLoopBackOff or terminated in a Running pod, or a pod not Ready, fails; restarts whose last termination is within the hour warn, with their count, reason (OOMKilled, Error) and exit code. Older restarts are listed in the details without changing the verdict.",
+		Description: "The operator's controller Deployment is found in any namespace: a Deployment whose pod template carries the profile's labels, one whose pods back a Service the operator's webhooks or CRD conversions call, or the one whose pod holds its leader Lease (the profile's namespace and name are hints that order what is found; the evidence says where and how it was found, and an operator installed in two namespaces is two candidates, each judged). It is Available, and every pod it selects is Running and Ready (Ready=Unknown is not Ready). A container (sidecars included) waiting in CrashLoopBackOff or terminated in a Running pod, or a pod not Ready, fails; restarts whose last termination is within the hour warn, with their count, reason (OOMKilled, Error) and exit code. Older restarts are listed in the details without changing the verdict.",
 		Remediation: "Look at the controller pods' events and logs (`kubectl describe pod`, `kubectl logs --previous`); a crash loop usually comes from missing RBAC, a CRD version mismatch or a webhook certificate the controller cannot read.",
 	}
 }
@@ -30,34 +30,39 @@ func (ControllerReady) Meta() checks.Meta {
 // Run implements checks.Check.
 func (ControllerReady) Run(ctx context.Context, env *checks.Env) (checks.Result, error) {
 	var r checks.Result
-	c := env.Profile.Controller
-	get := cluster.Get{Resources: []cluster.Resource{cluster.Deployments, cluster.Pods},
-		Namespace: c.Namespace, LabelSelector: c.Selector, Wide: true}
-	r.AddEvidence(ctx, env, get, "")
-	qs := get.Queries()
-	deps, err := checks.List[*appsv1.Deployment](ctx, env, qs[0])
+	p, in := env.Profile, env.Install
+	if env.LocateErr != nil {
+		return r, fmt.Errorf("cannot look for %s's controller: %w", p.Title, env.LocateErr)
+	}
+	if in == nil {
+		// What a person would run to look for it: no pod of it anywhere.
+		r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Pods}, AllNamespaces: true, LabelSelector: p.Controller.Selector}, "")
+		r.Finish(checks.Fail, "no controller Deployment of %s found: %s", p.Title, checks.Searched(p))
+		return r, nil
+	}
+	note := "found in namespace " + in.Namespace + ": " + in.Where() + in.Hinted(p)
+	r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Deployments}, Namespace: in.Namespace, Names: []string{in.Deployment}, Wide: true}, note)
+	podsGet := cluster.Get{Resources: []cluster.Resource{cluster.Pods}, Namespace: in.Namespace, LabelSelector: in.Selector, Wide: true}
+	r.AddEvidence(ctx, env, podsGet, "the pods its selector picks")
+	deps, err := checks.List[*appsv1.Deployment](ctx, env, cluster.Query{Resource: cluster.Deployments, Namespace: in.Namespace})
 	if err != nil {
 		return r, err
 	}
-	pods, err := checks.List[*corev1.Pod](ctx, env, qs[1])
+	pods, err := checks.List[*corev1.Pod](ctx, env, podsGet.Queries()[0])
 	if err != nil {
 		return r, err
 	}
 
 	var dep *appsv1.Deployment
 	for _, d := range deps {
-		if c.Deployment == "" || d.Name == c.Deployment {
+		if d.Name == in.Deployment {
 			dep = d
-			break
 		}
 	}
-	where := fmt.Sprintf("in namespace %s with labels %s", c.Namespace, c.Selector)
+	where := fmt.Sprintf("in namespace %s with labels %s", in.Namespace, in.Selector)
 	if dep == nil {
-		name := "no controller Deployment"
-		if c.Deployment != "" {
-			name = "Deployment " + c.Deployment + " not found"
-		}
-		r.Finish(checks.Fail, "%s %s", name, where)
+		// Found a moment ago in the cluster-wide list: deleted since.
+		r.Finish(checks.Fail, "Deployment %s/%s, found by %s, is gone from its namespace", in.Namespace, in.Deployment, strings.Join(in.FoundBy, "; "))
 		return r, nil
 	}
 	r.Versions = images(dep.Spec.Template.Spec.Containers)
@@ -69,6 +74,14 @@ func (ControllerReady) Run(ctx context.Context, env *checks.Env) (checks.Result,
 	if len(pods) == 0 {
 		fails = append(fails, "no controller pod "+where)
 	}
+	var others []string
+	for _, m := range in.Missed {
+		others = append(others, "not looked at, which may hide another install: "+m)
+	}
+	for _, o := range in.Others {
+		// Said, not judged: one install is one controller.
+		others = append(others, fmt.Sprintf("Deployment %s/%s was found too and not judged: %s is judged as the controller", in.Namespace, o, dep.Name))
+	}
 	now := env.Now()
 	var history []string
 	for _, p := range pods {
@@ -77,14 +90,14 @@ func (ControllerReady) Run(ctx context.Context, env *checks.Env) (checks.Result,
 		warns = append(warns, w...)
 		history = append(history, checks.RestartHistory(p, now)...)
 	}
-	r.Details = append(append(fails, warns...), history...)
+	r.Details = append(append(append(fails, warns...), history...), others...)
 	switch {
 	case len(fails) > 0:
 		r.Finish(checks.Fail, "%s", strings.Join(fails, "; "))
 	case len(warns) > 0:
-		r.Finish(checks.Warn, "Deployment %s available with %s Ready, but %s", dep.Name, checks.Plural(len(pods), "pod"), strings.Join(warns, "; "))
+		r.Finish(checks.Warn, "Deployment %s/%s available with %s Ready, but %s", dep.Namespace, dep.Name, checks.Plural(len(pods), "pod"), strings.Join(warns, "; "))
 	default:
-		r.Finish(checks.Pass, "Deployment %s available, %s Running and Ready", dep.Name, checks.Plural(len(pods), "pod"))
+		r.Finish(checks.Pass, "Deployment %s/%s available, %s Running and Ready", dep.Namespace, dep.Name, checks.Plural(len(pods), "pod"))
 	}
 	return r, nil
 }

@@ -35,7 +35,7 @@ func (ControllerLease) Meta() checks.Meta {
 		Title:       "The controller holds a fresh leader lease",
 		Requirement: "robust_controller",
 		PerOperator: true,
-		Description: "The profile's leader-election Lease (the operator's LeaderElectionID, `controller.lease`) in the controller namespace must be held by one of the controller's pods and renewed in time: spec.renewTime plus spec.leaseDurationSeconds after the time of judging. client-go and controller-runtime write the holder as `<hostname>_<uuid>`, and a pod's hostname is its spec.hostname, or else its name cut to 63 characters. A stale Lease fails, naming the last renewal and the holder: the leader stopped renewing, so it hangs or is gone, though its pod may still look Running. A holder that is no controller pod fails, naming it: something else holds the lock and the controller waits. A Lease without a holder fails: no replica leads. No Lease warns, since running without leader election is allowed for one replica, and fails when more than one controller pod runs: they would reconcile concurrently. A profile without a lease skips. The Leases of the controller namespace are read in one LIST.",
+		Description: "The profile's leader-election Lease (the operator's LeaderElectionID, `controller.lease`) in the namespace where its controller was found (controller-ready says where and how) must be held by one of the controller's pods and renewed in time: spec.renewTime plus spec.leaseDurationSeconds after the time of judging. client-go and controller-runtime write the holder as `<hostname>_<uuid>`, and a pod's hostname is its spec.hostname, or else its name cut to 63 characters. A stale Lease fails, naming the last renewal and the holder: the leader stopped renewing, so it hangs or is gone, though its pod may still look Running. A holder that is no controller pod fails, naming it: something else holds the lock and the controller waits. A Lease without a holder fails: no replica leads. No Lease warns, since running without leader election is allowed for one replica, and fails when more than one controller pod runs: they would reconcile concurrently. A profile without a lease skips. The Leases of the controller namespace are read in one LIST.",
 		Remediation: "For a stale Lease, read the leader's logs (`kubectl logs` of the pod the holder names) and restart it; it may be deadlocked or cut off from the API server. For a holder that is no controller pod, find what holds the lock (an old install in another namespace sharing the name, a developer's local run) and stop it, or delete the Lease so a controller pod can take it. Without a Lease, enable leader election (KServe `--leader-elect`, KubeRay `--enable-leader-election`) before running more than one replica.",
 	}
 }
@@ -43,13 +43,20 @@ func (ControllerLease) Meta() checks.Meta {
 // Run implements checks.Check.
 func (ControllerLease) Run(ctx context.Context, env *checks.Env) (checks.Result, error) {
 	var r checks.Result
-	p := env.Profile
+	p, in := env.Profile, env.Install
 	c := p.Controller
-	if c.Lease == "" {
+	switch {
+	case c.Lease == "":
 		r.Finish(checks.Skip, "profile %s names no leader-election lease (controller.lease)", p.Name)
 		return r, nil
+	case env.LocateErr != nil:
+		return r, fmt.Errorf("cannot look for %s's controller: %w", p.Title, env.LocateErr)
+	case in == nil:
+		// The Lease lives in the controller's namespace, and there is none.
+		r.Finish(checks.Fail, "no controller of %s was found to hold Lease %s: %s", p.Title, c.Lease, checks.Searched(p))
+		return r, nil
 	}
-	get := cluster.Get{Resources: []cluster.Resource{cluster.Leases}, Namespace: c.Namespace, Names: []string{c.Lease}}
+	get := cluster.Get{Resources: []cluster.Resource{cluster.Leases}, Namespace: in.Namespace, Names: []string{c.Lease}}
 	r.AddEvidence(ctx, env, get, "")
 	cols := get
 	cols.Columns = leaseColumns
@@ -58,7 +65,7 @@ func (ControllerLease) Run(ctx context.Context, env *checks.Env) (checks.Result,
 	if err != nil {
 		return r, err
 	}
-	podsGet := cluster.Get{Resources: []cluster.Resource{cluster.Pods}, Namespace: c.Namespace, LabelSelector: c.Selector, Columns: hostnameColumns}
+	podsGet := cluster.Get{Resources: []cluster.Resource{cluster.Pods}, Namespace: in.Namespace, LabelSelector: in.Selector, Columns: hostnameColumns}
 	r.AddEvidence(ctx, env, podsGet, "the controller pods: a pod's hostname is spec.hostname, or its name when that is unset")
 	pods, err := checks.List[*corev1.Pod](ctx, env, podsGet.Queries()[0])
 	if err != nil {
@@ -71,7 +78,7 @@ func (ControllerLease) Run(ctx context.Context, env *checks.Env) (checks.Result,
 		}
 	}
 
-	id := c.Namespace + "/" + c.Lease
+	id := in.Namespace + "/" + c.Lease
 	var lease *coordinationv1.Lease
 	for _, l := range leases {
 		if l.Name == c.Lease {
@@ -113,7 +120,7 @@ func (ControllerLease) Run(ctx context.Context, env *checks.Env) (checks.Result,
 	var fails []string
 	leader := holderPod(holder, running)
 	if leader == nil {
-		where := fmt.Sprintf("no controller pod runs in namespace %s with labels %s", c.Namespace, c.Selector)
+		where := fmt.Sprintf("no controller pod runs in namespace %s with labels %s", in.Namespace, in.Selector)
 		if len(running) > 0 {
 			where = "none of the controller pods (" + podNames(running) + ") has that hostname"
 		}

@@ -26,7 +26,7 @@ func (WebhooksAnswer) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "webhooks-answer", Title: "The operator's webhooks answer: an invalid resource is denied, a valid one admitted",
 		Requirement: "robust_controller", PerOperator: true, Probe: true,
-		Description: "Under --probe only. Sends the profile's invalid custom resource as a server-side dry-run create (nothing is stored) into the run's probe namespace; it passes when the API server's answer says the profile's webhook denied it (`admission webhook \"NAME\" denied the request`), that webhook being one of the operator's own (webhooks-served says which are), whatever its configuration is called. Where another component registers a webhook of the same name on the same kinds, the denial must also carry the profile's own message (deniedWith); a denial by another webhook is an error, since the operator's answer was not seen. Then sends the profile's canary the same way: it must be admitted, and what came back is compared with what was sent (the mutating webhooks' and the schema's defaults). A webhook that cannot be called fails with the API server's error; one whose sideEffects forbid dry runs is an error saying so. Without --probe it is skipped.",
+		Description: "Under --probe only. Sends the profile's invalid custom resource as a server-side dry-run create (nothing is stored) into the run's probe namespace; it passes when the API server's answer says the profile's webhook denied it (`admission webhook \"NAME\" denied the request`), that webhook being one of the operator's own (webhooks-served says which are), whatever its configuration is called. Where another component registers a webhook of the same name on the same kinds, the denial must also carry the profile's own message (deniedWith); a denial by another webhook is an error, since the operator's answer was not seen. Then sends the profile's canary the same way: it must be admitted, and what came back is compared with what was sent (the mutating webhooks' and the schema's defaults). A webhook that cannot be called fails with the API server's error; one whose sideEffects forbid dry runs is an error saying so. Without --probe it is skipped, and so it is, with or without, for an operator that registers no webhook and of which the profile requires none: there is nothing to answer.",
 		Remediation: "If the webhook cannot be called, check its Service, endpoints and serving certificate (webhooks-served) and the controller's logs. If the invalid resource was admitted, the webhook is not registered for CREATE on that resource or its failurePolicy is Ignore while it is down.",
 	}
 }
@@ -35,7 +35,17 @@ func (WebhooksAnswer) Meta() checks.Meta {
 func (WebhooksAnswer) Run(ctx context.Context, env *checks.Env) (checks.Result, error) {
 	var r checks.Result
 	p, s := env.Profile, env.Probe
+	hooks, err := registeredWebhooks(ctx, env)
+	if err != nil {
+		return r, err
+	}
+	own, others := operatorWebhooks(hooks, p, installNamespace(env))
 	switch {
+	case len(own) == 0 && len(p.RequiredWebhooks) == 0:
+		// Not a probe unrun: there is nothing to answer, with or without
+		// --probe (webhooks-served says what was looked for).
+		r.Finish(checks.Skip, "%s: the webhook leg does not apply, there is no webhook to answer", noWebhook(p, installNamespace(env)))
+		return r, nil
 	case s == nil:
 		r.Finish(checks.Skip, "probes are off: --probe sends %s's webhooks a resource they must deny", p.Title)
 		return r, nil
@@ -44,13 +54,8 @@ func (WebhooksAnswer) Run(ctx context.Context, env *checks.Env) (checks.Result, 
 		return r, nil
 	}
 	pr := p.Probe
-	hooks, err := registeredWebhooks(ctx, env)
-	if err != nil {
-		return r, err
-	}
 	kind := pr.InvalidObject().GetKind()
 	group := pr.InvalidObject().GroupVersionKind().Group
-	own, others := operatorWebhooks(hooks, p)
 	denier, ok := named(own, pr.DeniedBy)
 	if !ok {
 		why := fmt.Sprintf("webhook %s of %s is not registered: nothing of %s can deny an invalid %s", pr.DeniedBy.Webhook, p.Title, p.Title, kind)

@@ -29,7 +29,7 @@ func (WebhooksServed) Meta() checks.Meta {
 		Title:       "Webhooks registered and served",
 		Requirement: "robust_controller",
 		PerOperator: true,
-		Description: "The operator's own validating and mutating webhooks are registered: those in a configuration the profile knows by name (installers name them differently), and those whose rules name the operator's API groups and whose Service is in the controller's namespace; every webhook the profile requires is among them, whatever its configuration is called. Webhooks of other components that intercept the operator's kinds (Kueue's on TrainJobs) are listed as context and not judged. Each own webhook has a caBundle holding an unexpired certificate; a webhook backed by a Service has ready endpoints in that Service's EndpointSlices. A webhook reached by URL has no Service to inspect: it warns until probes show it answers. Registration and endpoints show a webhook can be reached, not that it answers.",
+		Description: "The operator's own validating and mutating webhooks are registered: those in a configuration the profile knows by name (installers name them differently), and those whose rules name the operator's API groups and whose Service is in the namespace where its controller was found; every webhook the profile requires is among them, whatever its configuration is called. An operator that registers none, and of which the profile requires none (KubeRay's Helm chart registers none), skips: the webhook leg of the requirement does not apply, which the verdict says, and the evidence lists the configurations there are. Webhooks of other components that intercept the operator's kinds (Kueue's on TrainJobs) are listed as context and not judged. Each own webhook has a caBundle holding an unexpired certificate; a webhook backed by a Service has ready endpoints in that Service's EndpointSlices. A webhook reached by URL has no Service to inspect: it warns until probes show it answers. Registration and endpoints show a webhook can be reached, not that it answers.",
 		Remediation: "Re-create the webhook configurations from the operator's manifests; renew the serving certificate and its caBundle (cert-manager's Certificate, or the operator's own cert rotation); make sure the webhook Service selects the controller pods.",
 	}
 }
@@ -69,24 +69,51 @@ func registeredWebhooks(ctx context.Context, env *checks.Env) ([]webhookRef, err
 // operatorWebhooks splits the webhooks that concern an operator into its own
 // and the others. Its own are those in a configuration the profile knows by
 // name, and those whose rules name its API groups and whose Service lives in
-// its controller's namespace. The others also name its groups in their rules
+// ns, the namespace its controller was found in ("" when found nowhere). The others also name its groups in their rules
 // but are served from elsewhere: another operator watching its kinds, as
 // Kueue does for TrainJobs and RayClusters. A configuration name alone is no
 // identity: installers (kustomize, Helm) name configurations differently,
 // and one configuration can hold the webhooks of many operators' groups.
-func operatorWebhooks(all []webhookRef, p *checks.Profile) (own, others []webhookRef) {
+func operatorWebhooks(all []webhookRef, p *checks.Profile, ns string) (own, others []webhookRef) {
 	for _, h := range all {
 		switch {
 		case checks.Contains(p.Webhooks, h.config):
 			own = append(own, h)
 		case !rulesName(h.rules, p.Groups):
-		case h.cc.Service != nil && h.cc.Service.Namespace == p.Controller.Namespace:
+		case h.cc.Service != nil && ns != "" && h.cc.Service.Namespace == ns:
 			own = append(own, h)
 		default:
 			others = append(others, h)
 		}
 	}
 	return own, others
+}
+
+// installNamespace is where the profile's controller was found, "" when
+// it was found nowhere.
+func installNamespace(env *checks.Env) string {
+	if env.Install == nil {
+		return ""
+	}
+	return env.Install.Namespace
+}
+
+// noWebhook says that p registers no admission webhook, and where one was
+// looked for. Installers differ: KubeRay's Helm chart and its
+// config/default register none.
+func noWebhook(p *checks.Profile, ns string) string {
+	var where []string
+	if len(p.Webhooks) > 0 {
+		where = append(where, "no configuration named "+strings.Join(p.Webhooks, " or "))
+	}
+	if ns != "" {
+		where = append(where, fmt.Sprintf("none served from namespace %s, where its controller runs, names %s", ns, strings.Join(p.Groups, ", ")))
+	}
+	s := fmt.Sprintf("%s registers no admission webhook", p.Title)
+	if len(where) > 0 {
+		s += " (" + strings.Join(where, "; ") + ")"
+	}
+	return s
 }
 
 // describe names a webhook for a reader: kind, name and configuration.
@@ -113,7 +140,7 @@ func (WebhooksServed) Run(ctx context.Context, env *checks.Env) (checks.Result, 
 	if err != nil {
 		return r, err
 	}
-	hooks, others := operatorWebhooks(all, p)
+	hooks, others := operatorWebhooks(all, p, installNamespace(env))
 	configs := map[string]bool{}
 	for _, h := range hooks {
 		configs[h.config] = true
@@ -138,16 +165,17 @@ func (WebhooksServed) Run(ctx context.Context, env *checks.Env) (checks.Result, 
 		alsoSeen = append(alsoSeen, fmt.Sprintf("not judged, another component's: %s, served by %s, also intercepts %s", h.describe(), h.servedBy(), strings.Join(p.Groups, ", ")))
 	}
 	if len(hooks) == 0 {
+		// Every configuration, so that the evidence shows none is the
+		// operator's.
+		r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.ValidatingWebhookConfigurations, cluster.MutatingWebhookConfigurations}},
+			"no configuration here holds a webhook of "+p.Title)
 		r.Details = append(append(r.Details, fails...), alsoSeen...)
-		switch {
-		case len(fails) > 0:
+		if len(fails) > 0 {
+			// The profile says every install registers these.
 			r.Finish(checks.Fail, "%s", strings.Join(fails, "; "))
-		case len(p.Webhooks) > 0:
-			r.Finish(checks.Fail, "no webhook of %s is registered: no configuration named %s, and none served from namespace %s names %s",
-				p.Title, strings.Join(p.Webhooks, " or "), p.Controller.Namespace, strings.Join(p.Groups, ", "))
-		default:
-			r.Finish(checks.Skip, "%s registers no admission webhook for %s", p.Title, strings.Join(p.Groups, ", "))
+			return r, nil
 		}
+		r.Finish(checks.Skip, "%s: the webhook leg does not apply, there is no webhook to be operational", noWebhook(p, installNamespace(env)))
 		return r, nil
 	}
 

@@ -30,6 +30,8 @@ type autoscalerData struct {
 		NodeClaims string `yaml:"nodeClaims"`
 	} `yaml:"karpenter"`
 	ClusterAutoscaler struct {
+		// Namespace is where most installs run it, a hint: it writes its
+		// status in its own --namespace, which is looked for in every one.
 		Namespace       string `yaml:"namespace"`
 		StatusConfigMap string `yaml:"statusConfigMap"`
 	} `yaml:"clusterAutoscaler"`
@@ -116,7 +118,7 @@ type caState struct {
 // lookedFor says what detect searched, for a verdict that found nothing.
 func (a *autoscalers) lookedFor() string {
 	d := a.data
-	return fmt.Sprintf("Karpenter (CRD %s) and cluster-autoscaler (its status ConfigMap %s/%s)", d.Karpenter.NodePools, d.ClusterAutoscaler.Namespace, d.ClusterAutoscaler.StatusConfigMap)
+	return fmt.Sprintf("Karpenter (CRD %s) and cluster-autoscaler (its status ConfigMap %s, in any namespace)", d.Karpenter.NodePools, d.ClusterAutoscaler.StatusConfigMap)
 }
 
 func (a *autoscalers) none() bool { return a.karpenter == nil && a.ca == nil }
@@ -155,20 +157,38 @@ func detect(ctx context.Context, env *checks.Env, r *checks.Result) (*autoscaler
 		}
 		a.karpenter = k
 	}
-	q := cluster.Query{Resource: cluster.ConfigMaps, Namespace: d.ClusterAutoscaler.Namespace, FieldSelector: "metadata.name=" + d.ClusterAutoscaler.StatusConfigMap}
-	r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.ConfigMaps}, Namespace: q.Namespace, FieldSelector: q.FieldSelector}, "cluster-autoscaler's status")
+	// cluster-autoscaler writes its status in its own namespace, which its
+	// installer chooses: the ConfigMap of that name in any namespace.
+	q := cluster.Query{Resource: cluster.ConfigMaps}.Named(d.ClusterAutoscaler.StatusConfigMap)
+	r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.ConfigMaps}, AllNamespaces: true, FieldSelector: q.FieldSelector}, "cluster-autoscaler's status, in whichever namespace it runs")
 	cms, err := checks.List[*corev1.ConfigMap](ctx, env, q)
 	if err != nil {
 		return nil, err
 	}
-	if len(cms) > 0 {
-		a.ca = &caState{cm: cms[0]}
+	if cm := statusConfigMap(cms, d.ClusterAutoscaler.Namespace); cm != nil {
+		a.ca = &caState{cm: cm}
 		var st caStatus
-		if sigsyaml.Unmarshal([]byte(cms[0].Data["status"]), &st) == nil && (st.AutoscalerStatus != "" || len(st.NodeGroups) > 0) {
+		if sigsyaml.Unmarshal([]byte(cm.Data["status"]), &st) == nil && (st.AutoscalerStatus != "" || len(st.NodeGroups) > 0) {
 			a.ca.status = &st
 		}
 	}
 	return a, nil
+}
+
+// statusConfigMap picks cluster-autoscaler's status among the ConfigMaps of
+// its name: the one in the usual namespace, else the first by namespace,
+// so that the same cluster gives the same pick.
+func statusConfigMap(cms []*corev1.ConfigMap, usual string) *corev1.ConfigMap {
+	var pick *corev1.ConfigMap
+	for _, cm := range cms {
+		switch {
+		case cm.Namespace == usual:
+			return cm
+		case pick == nil || cm.Namespace < pick.Namespace:
+			pick = cm
+		}
+	}
+	return pick
 }
 
 // detectSome is detect for a check that has nothing to judge without an
@@ -221,7 +241,7 @@ func (AutoscalerFound) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "autoscaler-found", Title: "A cluster autoscaler is found and healthy",
 		Requirement: "cluster_autoscaling",
-		Description: fmt.Sprintf("Looks for Karpenter (its NodePool and NodeClaim CRDs, then their objects, one LIST each) and for cluster-autoscaler (its status ConfigMap kube-system/cluster-autoscaler-status, read by name; managed autoscalers of the clouds write it too), as checks/scheduling/autoscalers.yaml names them. Neither found skips, saying what was looked for: the requirement is then not applicable. Karpenter passes with every NodePool Ready (Unknown is not Ready) and warns with none; cluster-autoscaler passes when its status says Running and cluster-wide Healthy, and fails when it does not, or when it was last written more than %s ago (the autoscaler rewrites it every loop).", caStaleAfter),
+		Description: fmt.Sprintf("Looks for Karpenter (its NodePool and NodeClaim CRDs, then their objects, one LIST each) and for cluster-autoscaler (its status ConfigMap cluster-autoscaler-status, read by name in every namespace, since it writes it in its own --namespace; managed autoscalers of the clouds write it too), as checks/scheduling/autoscalers.yaml names them. Neither found skips, saying what was looked for: the requirement is then not applicable. Karpenter passes with every NodePool Ready (Unknown is not Ready) and warns with none; cluster-autoscaler passes when its status says Running and cluster-wide Healthy, and fails when it does not, or when it was last written more than %s ago (the autoscaler rewrites it every loop).", caStaleAfter),
 		Remediation: "For a NodePool not Ready, read its conditions (`kubectl describe nodepool`): its NodeClass is missing or not Ready. For cluster-autoscaler, read its logs and its status ConfigMap (`kubectl -n kube-system get configmap cluster-autoscaler-status -o yaml`).",
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-const caEvidence = "kubectl get configmap -n kube-system --field-selector metadata.name=cluster-autoscaler-status"
+const caEvidence = "kubectl get configmap -A --field-selector metadata.name=cluster-autoscaler-status"
 
 // noCA removes cluster-autoscaler's status: no autoscaler at all.
 func noCA(w *checkstest.World) { w.ConfigMaps = nil }
@@ -61,7 +61,15 @@ func TestAutoscalerFound(t *testing.T) {
 			name:   "none: not applicable, saying what was looked for",
 			edit:   noCA,
 			status: checks.Skip,
-			reason: "no cluster autoscaler found (looked for Karpenter (CRD nodepools.karpenter.sh) and cluster-autoscaler (its status ConfigMap kube-system/cluster-autoscaler-status))",
+			reason: "no cluster autoscaler found (looked for Karpenter (CRD nodepools.karpenter.sh) and cluster-autoscaler (its status ConfigMap cluster-autoscaler-status, in any namespace))",
+		},
+		{
+			// Installed with --namespace autoscaler, as a chart may be:
+			// its status is there, and found there.
+			name:   "cluster-autoscaler in a namespace of its own",
+			edit:   func(w *checkstest.World) { w.ConfigMaps[0].Namespace = "autoscaler" },
+			status: checks.Pass,
+			reason: "cluster-autoscaler, 2 node groups",
 		},
 		{
 			name:   "cluster-wide unhealthy",

@@ -52,7 +52,9 @@ func NewCmdList(streams genericiooptions.IOStreams) *cobra.Command {
 			}
 			fmt.Fprintln(streams.Out)
 			w = printers.GetNewTabWriter(streams.Out)
-			fmt.Fprintln(w, "OPERATOR\tGROUPS\tCONTROLLER\tCARRIES\tPROBES\tTITLE")
+			// The controller is found in any namespace: this is where the
+			// operator's own manifests put it, a hint.
+			fmt.Fprintln(w, "OPERATOR\tGROUPS\tUSUALLY AT\tCARRIES\tPROBES\tTITLE")
 			for _, p := range profiles {
 				var what []string
 				if p.Probe != nil && p.Probe.Invalid != "" {
