@@ -20,18 +20,21 @@ const (
 // Knative and Istio, which the rig does not run.
 const kserveDeploy = `{"defaultDeploymentMode":"RawDeployment"}`
 
+// kserveNamespace is where KServe's manifests install it.
+const kserveNamespace = "kserve"
+
 // InstallKServe installs KServe on a running full rig and starts its
-// controller manager: the CRDs of config/crd/full, the kserve namespace,
-// the inferenceservice-config ConfigMap (RawDeployment), the manager
-// process with its webhooks registered by URL, the
-// kserve/kserve-controller-manager Deployment, then the sklearn
+// controller manager: the CRDs of config/crd/full, the kserve namespace
+// (or opts.Namespace), the inferenceservice-config ConfigMap
+// (RawDeployment), the manager process with its webhooks registered by
+// URL, the kserve-controller-manager Deployment, then the sklearn
 // ClusterServingRuntime and the default ClusterStorageContainer, which
 // its webhooks validate.
 func (c *Cluster) InstallKServe(ctx context.Context, opts OperatorOptions) (*Operator, error) {
-	return c.install(ctx, kserveSpec(), opts)
+	return c.install(ctx, kserveSpec(opts.namespaceOr(kserveNamespace)), opts)
 }
 
-func kserveSpec() operatorSpec {
+func kserveSpec(ns string) operatorSpec {
 	labels := map[string]string{
 		"app.kubernetes.io/name":  "kserve-controller-manager",
 		"control-plane":           "kserve-controller-manager",
@@ -44,7 +47,7 @@ func kserveSpec() operatorSpec {
 		version:         KServeVersion,
 		crdDir:          "config/crd/full",
 		webhookManifest: "config/webhook/manifests.yaml",
-		namespace:       "kserve",
+		namespace:       ns,
 		namespaceDoc:    "config/manager/service.yaml",
 		deployment:      "kserve-controller-manager",
 		serviceAccount:  "kserve-controller-manager",
@@ -66,12 +69,15 @@ func kserveSpec() operatorSpec {
 		},
 		// Where it reads inferenceservice-config; its Deployment sets the
 		// same from the pod's namespace.
-		env: []string{"POD_NAMESPACE=kserve"},
+		env: []string{"POD_NAMESPACE=" + ns},
 		beforeStart: func(ctx context.Context, in *installer, mod string) error {
 			_, err := in.applyFile(ctx, filepath.Join(mod, "config/configmap/inferenceservice.yaml"), nil, func(u *unstructured.Unstructured) error {
 				if u.GetKind() != "ConfigMap" || u.GetName() != "inferenceservice-config" {
 					return fmt.Errorf("unexpected %s %s", u.GetKind(), u.GetName())
 				}
+				// The file names the manifests' namespace; the manager
+				// reads it from its own.
+				u.SetNamespace(ns)
 				return unstructured.SetNestedField(u.Object, kserveDeploy, "data", "deploy")
 			})
 			return err

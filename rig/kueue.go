@@ -22,17 +22,17 @@ const kueueNamespace = "kueue-system"
 
 // InstallKueue installs Kueue on a running full rig, as its kustomize
 // manifests (config/default) do: its CRDs, five of them converted between
-// v1beta1 and v1beta2 by its webhook server, the kueue-system namespace,
-// the controller process with its webhooks registered by URL (their
-// certificates in the Secret its certificate manager keeps, filled by the
-// rig), and the kueue-controller-manager Deployment. Install it last: its
-// webhooks see the pods, Jobs, JobSets, RayClusters and Kubeflow jobs of
-// every namespace but kube-system and its own.
+// v1beta1 and v1beta2 by its webhook server, the kueue-system namespace
+// (or opts.Namespace), the controller process with its webhooks registered
+// by URL (their certificates in the Secret its certificate manager keeps,
+// filled by the rig), and the kueue-controller-manager Deployment. Install
+// it last: its webhooks see the pods, Jobs, JobSets, RayClusters and
+// Kubeflow jobs of every namespace but kube-system and its own.
 func (c *Cluster) InstallKueue(ctx context.Context, opts OperatorOptions) (*Operator, error) {
-	return c.install(ctx, kueueSpec(), opts)
+	return c.install(ctx, kueueSpec(opts.namespaceOr(kueueNamespace)), opts)
 }
 
-func kueueSpec() operatorSpec {
+func kueueSpec(ns string) operatorSpec {
 	labels := map[string]string{"app.kubernetes.io/name": "kueue", "control-plane": "controller-manager"}
 	return operatorSpec{
 		name:            "kueue",
@@ -57,7 +57,7 @@ func kueueSpec() operatorSpec {
 		certSecret:       &certSecret{name: "kueue-webhook-server-cert", caName: "kueue-ca", service: "kueue-webhook-service"},
 		fixedCertDir:     true,
 		podNamespaceFile: true,
-		namespace:        kueueNamespace,
+		namespace:        ns,
 		deployment:       "kueue-controller-manager",
 		serviceAccount:   "kueue-controller-manager",
 		container:        "manager",
@@ -70,10 +70,10 @@ func kueueSpec() operatorSpec {
 		// webhooks on plain pods, Deployments and StatefulSets leave
 		// kube-system and Kueue's own namespace alone.
 		namespaceSelectors: map[string]*metav1.LabelSelector{
-			"mpod.kb.io": notInSystem, "mdeployment.kb.io": notInSystem, "mstatefulset.kb.io": notInSystem,
-			"vpod.kb.io": notInSystem, "vdeployment.kb.io": notInSystem, "vstatefulset.kb.io": notInSystem,
+			"mpod.kb.io": notIn(ns), "mdeployment.kb.io": notIn(ns), "mstatefulset.kb.io": notIn(ns),
+			"vpod.kb.io": notIn(ns), "vdeployment.kb.io": notIn(ns), "vstatefulset.kb.io": notIn(ns),
 		},
-		configFile: kueueConfig,
+		configFile: kueueConfig(ns),
 		args: func(_, _, _ int) []string {
 			// The on-demand visibility API is an APIService the rig does
 			// not register (nothing aiconform reads); its server would
@@ -83,15 +83,24 @@ func kueueSpec() operatorSpec {
 	}
 }
 
-var notInSystem = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
-	Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"kube-system", kueueNamespace},
-}}}
+// notIn selects every namespace but kube-system and Kueue's own, ns.
+func notIn(ns string) *metav1.LabelSelector {
+	return &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+		Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"kube-system", ns},
+	}}}
+}
 
 // kueueConfig writes the configuration file the release's ConfigMap holds
 // (config/components/manager/controller_manager_config.yaml, read from the
 // module: the integrations it enables are the release's), with the rig's
-// ports on loopback.
-func kueueConfig(dir, mod string, webhook, metrics, probe int) (string, error) {
+// ports on loopback and Kueue's namespace ns.
+func kueueConfig(ns string) func(dir, mod string, webhook, metrics, probe int) (string, error) {
+	return func(dir, mod string, webhook, metrics, probe int) (string, error) {
+		return writeKueueConfig(ns, dir, mod, webhook, metrics, probe)
+	}
+}
+
+func writeKueueConfig(ns, dir, mod string, webhook, metrics, probe int) (string, error) {
 	data, err := os.ReadFile(filepath.Join(mod, "config/components/manager/controller_manager_config.yaml"))
 	if err != nil {
 		return "", err
@@ -100,7 +109,7 @@ func kueueConfig(dir, mod string, webhook, metrics, probe int) (string, error) {
 	if err := yaml.Unmarshal(data, &cfg); err != nil {
 		return "", fmt.Errorf("kueue configuration: %w", err)
 	}
-	cfg["namespace"] = kueueNamespace
+	cfg["namespace"] = ns
 	cfg["health"] = map[string]any{"healthProbeBindAddress": fmt.Sprintf("127.0.0.1:%d", probe)}
 	cfg["metrics"] = map[string]any{"bindAddress": fmt.Sprintf("127.0.0.1:%d", metrics)}
 	cfg["webhook"] = map[string]any{"port": webhook}
@@ -108,7 +117,7 @@ func kueueConfig(dir, mod string, webhook, metrics, probe int) (string, error) {
 	if le == nil || le["resourceName"] == nil {
 		return "", fmt.Errorf("kueue configuration: no leaderElection.resourceName")
 	}
-	le["resourceNamespace"] = kueueNamespace
+	le["resourceNamespace"] = ns
 	out, err := yaml.Marshal(cfg)
 	if err != nil {
 		return "", err

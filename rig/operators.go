@@ -49,7 +49,8 @@ const fieldManager = "aiconform-rig"
 // pods are kwok's, the controller itself is a local process.
 const standInAnnotation = "rig.aiconform.dev/stand-in-for"
 
-// OperatorOptions configure InstallKServe and InstallKubeRay.
+// OperatorOptions configure the operators' installs (InstallKServe,
+// InstallKubeRay, InstallTrainer...).
 type OperatorOptions struct {
 	// BinDir holds the operator binaries built by tools/build; empty
 	// resolves as Options.BinDir does.
@@ -62,6 +63,21 @@ type OperatorOptions struct {
 	Timeout time.Duration
 	// Progress receives one line per install step. Nil discards them.
 	Progress io.Writer
+	// Namespace installs the operator into this namespace rather than the
+	// one its manifests name, as a Helm release goes into its release's
+	// namespace: its Deployment, Lease, configuration, certificate Secret
+	// and webhooks' namespace selectors follow it. Empty keeps the
+	// manifests' own.
+	Namespace string
+}
+
+// namespaceOr is the namespace to install into: opts.Namespace, or def,
+// the manifests' own.
+func (opts OperatorOptions) namespaceOr(def string) string {
+	if opts.Namespace != "" {
+		return opts.Namespace
+	}
+	return def
 }
 
 // Webhook is one admission webhook the rig registered for an operator.
@@ -81,8 +97,13 @@ type Webhook struct {
 // on 127.0.0.1 with the rig's CA, and a Deployment of its real name shows
 // its controller pod Running through kwok, as on a real cluster.
 type Operator struct {
-	c         *Cluster
-	spec      operatorSpec
+	c    *Cluster
+	spec operatorSpec
+	// id names the install in the rig's folders and state: the profile
+	// name, and its namespace too when OperatorOptions.Namespace moved it,
+	// so that two installs of one operator keep their folders and their
+	// webhook records apart.
+	id        string
 	opts      OperatorOptions
 	moduleDir string
 	binary    string
@@ -108,10 +129,15 @@ type operatorSpec struct {
 	binary          string // in bin/
 	module, version string // must match the tools module's pin
 	crdDir          string // in the module
-	webhookManifest string // in the module
+	// webhookManifest is in the module; "" for an install that registers
+	// no webhook (KubeRay's Helm chart), whose process serves none.
+	webhookManifest string
 
-	namespace      string
-	namespaceDoc   string // module file holding the Namespace object, "" = plain namespace
+	namespace string
+	// namespaceDoc is the module file holding the manifests' Namespace
+	// object, "" for a plain namespace; it is renamed to namespace, as
+	// kustomize's namespace setting renames it, and keeps its labels.
+	namespaceDoc   string
 	deployment     string
 	serviceAccount string
 	container      string
@@ -196,17 +222,21 @@ func (c *Cluster) install(ctx context.Context, spec operatorSpec, opts OperatorO
 	if progress == nil {
 		progress = io.Discard
 	}
+	id := spec.name
+	if opts.Namespace != "" {
+		id += "@" + spec.namespace
+	}
 	began := time.Now()
 	step := func(format string, args ...any) {
-		fmt.Fprintf(progress, "rig: %s: [%5.1fs] %s\n", spec.name, time.Since(began).Seconds(), fmt.Sprintf(format, args...))
+		fmt.Fprintf(progress, "rig: %s: [%5.1fs] %s\n", id, time.Since(began).Seconds(), fmt.Sprintf(format, args...))
 	}
 
 	binDir, err := resolveBinDir(opts.BinDir)
 	if err != nil {
 		return nil, err
 	}
-	o := &Operator{c: c, spec: spec, opts: opts, binary: filepath.Join(binDir, spec.binary),
-		dir: filepath.Join(c.dir, "operators", spec.name)}
+	o := &Operator{c: c, spec: spec, id: id, opts: opts, binary: filepath.Join(binDir, spec.binary),
+		dir: filepath.Join(c.dir, "operators", id)}
 	if _, err := os.Stat(o.binary); err != nil {
 		return nil, fmt.Errorf("%s missing in %s (run `tools/build %s`): %w", spec.binary, binDir, spec.binary, err)
 	}
@@ -248,8 +278,12 @@ func (c *Cluster) install(ctx context.Context, spec operatorSpec, opts OperatorO
 	if err := o.Start(ctx); err != nil {
 		return nil, err
 	}
-	step("%s (pid %d) serves webhooks on 127.0.0.1:%d; registered %d, skipped %d not served: %s",
-		spec.binary, o.PID(), o.port, len(o.webhooks), len(o.skipped), strings.Join(o.skipped, ", "))
+	if spec.webhookManifest == "" {
+		step("%s (pid %d) started; it serves no webhook and none is registered", spec.binary, o.PID())
+	} else {
+		step("%s (pid %d) serves webhooks on 127.0.0.1:%d; registered %d, skipped %d not served: %s",
+			spec.binary, o.PID(), o.port, len(o.webhooks), len(o.skipped), strings.Join(o.skipped, ", "))
+	}
 
 	if err := in.controllerDeployment(ctx, spec); err != nil {
 		return nil, err
@@ -413,6 +447,11 @@ func (o *Operator) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if o.spec.webhookManifest == "" {
+		// No server to wait for: the Lease it takes shows it runs. The
+		// record says so, with nothing to remove.
+		return o.register(ctx, nil)
+	}
 	hooks, err := o.webhookConfigs()
 	if err != nil {
 		return err
@@ -460,7 +499,7 @@ func (o *Operator) convertCRDs(ctx context.Context) error {
 // controller that does not reconcile, which is what tests fault in.
 func (o *Operator) Stop(ctx context.Context) error {
 	var errs []error
-	if err := o.c.removeWebhooks(ctx, o.spec.name); err != nil {
+	if err := o.c.removeWebhooks(ctx, o.id); err != nil {
 		errs = append(errs, err)
 	}
 	o.webhooks = nil
@@ -468,6 +507,60 @@ func (o *Operator) Stop(ctx context.Context) error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// Uninstall stops the operator (Stop), and the holder of its network
+// namespace if it has one, then deletes its namespace and waits until it
+// is gone: what removing a release with its namespace leaves. Its CRDs,
+// custom resources and cluster-scoped objects stay, as Helm keeps CRDs;
+// the operator can be installed again, anywhere. Two operators installed
+// into one namespace (Trainer and JobSet) lose it together.
+func (o *Operator) Uninstall(ctx context.Context) error {
+	if err := o.Stop(ctx); err != nil {
+		return err
+	}
+	if err := o.c.stopComponent(o.netHolder); err != nil {
+		return err
+	}
+	o.netHolder = nil
+	o.c.mu.Lock()
+	o.c.state.Operators = slices.DeleteFunc(o.c.state.Operators, func(r *operatorRecord) bool { return r.Name == o.id })
+	err := o.c.saveState()
+	o.c.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	cs, err := kubernetes.NewForConfig(o.c.RESTConfig())
+	if err != nil {
+		return err
+	}
+	ns := o.spec.namespace
+	if err := cs.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete namespace %s: %w", ns, err)
+	}
+	// The namespace controller deletes what it holds; kwok ends the pods.
+	last := "not yet read"
+	err = wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		n, err := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		last = string(n.Status.Phase)
+		for _, c := range n.Status.Conditions {
+			if c.Status == corev1.ConditionTrue {
+				last += "; " + string(c.Type) + ": " + c.Message
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("namespace %s gone: %w (last: %s)", ns, err, last)
+	}
+	return nil
 }
 
 // stopProcess stops the operator's process and forgets it.
@@ -729,7 +822,7 @@ func (o *Operator) register(ctx context.Context, hooks []rewritten) error {
 			o.skipped = append(o.skipped, h.Configuration+"/"+h.Name+" ("+h.URL[strings.LastIndex(h.URL, "/"):]+" answers 404)")
 		}
 	}
-	rec := operatorRecord{Name: o.spec.name, Process: o.spec.binary, SkippedWebhookPaths: o.skipped}
+	rec := operatorRecord{Name: o.id, Process: o.spec.binary, SkippedWebhookPaths: o.skipped}
 	var objs []runtime.Object
 	merged := map[string]runtime.Object{}
 	for _, h := range served {
@@ -1050,12 +1143,15 @@ func (in *installer) waitCRDsEstablished(ctx context.Context, names []string) er
 
 // namespace creates the operator's namespace, from the module's own
 // Namespace object when it ships one (KServe's carries labels its pod
-// webhook selects on).
+// webhook selects on), renamed to the namespace chosen.
 func (in *installer) namespace(ctx context.Context, spec operatorSpec, moduleDir string) error {
 	if spec.namespaceDoc != "" {
 		names, err := in.applyFile(ctx, filepath.Join(moduleDir, spec.namespaceDoc), func(u *unstructured.Unstructured) bool {
-			return u.GetKind() == "Namespace" && u.GetName() == spec.namespace
-		}, nil)
+			return u.GetKind() == "Namespace"
+		}, func(u *unstructured.Unstructured) error {
+			u.SetName(spec.namespace)
+			return nil
+		})
 		if err != nil {
 			return err
 		}

@@ -28,20 +28,22 @@ const trainerNamespace = "kubeflow-system"
 // (its CRDs, the controller process, its webhooks, its Deployment) and the
 // torch-distributed ClusterTrainingRuntime of its manifests. Both keep
 // their webhook certificates in a Secret, as released; the rig fills those
-// first. It returns Trainer and JobSet.
+// first. Both go into kubeflow-system, or opts.Namespace. It returns
+// Trainer and JobSet.
 func (c *Cluster) InstallTrainer(ctx context.Context, opts OperatorOptions) (trainer, jobset *Operator, err error) {
-	if jobset, err = c.install(ctx, jobSetSpec(), opts); err != nil {
+	ns := opts.namespaceOr(trainerNamespace)
+	if jobset, err = c.install(ctx, jobSetSpec(ns), opts); err != nil {
 		return nil, nil, err
 	}
-	if trainer, err = c.install(ctx, trainerSpec(), opts); err != nil {
+	if trainer, err = c.install(ctx, trainerSpec(ns), opts); err != nil {
 		return nil, jobset, err
 	}
 	return trainer, jobset, nil
 }
 
 // jobSetSpec is JobSet as Trainer's kustomize manifests install it: its
-// release manifests, moved into kubeflow-system.
-func jobSetSpec() operatorSpec {
+// release manifests, moved into Trainer's namespace ns.
+func jobSetSpec(ns string) operatorSpec {
 	labels := map[string]string{"control-plane": "controller-manager"}
 	return operatorSpec{
 		name:            "jobset",
@@ -58,7 +60,7 @@ func jobSetSpec() operatorSpec {
 		fixedCertDir: true,
 		// As the Training Operator: handlers set up once certificates are.
 		lateWebhooks:   true,
-		namespace:      trainerNamespace,
+		namespace:      ns,
 		deployment:     "jobset-controller-manager",
 		serviceAccount: "jobset-controller-manager",
 		container:      "manager",
@@ -85,7 +87,7 @@ health:
   healthProbeBindAddress: 127.0.0.1:%d
 internalCertManagement:
   enable: true
-`, trainerNamespace, webhook, metrics, probe)
+`, ns, webhook, metrics, probe)
 			return path, os.WriteFile(path, []byte(cfg), 0o644)
 		},
 		args: func(_, _, _ int) []string { return nil },
@@ -95,7 +97,7 @@ internalCertManagement:
 // trainerSpec is Trainer as its Helm chart names it (release
 // kubeflow-trainer in kubeflow-system): the same Deployment and webhook
 // configuration names as its kustomize manifests, other pod labels.
-func trainerSpec() operatorSpec {
+func trainerSpec(ns string) operatorSpec {
 	labels := map[string]string{
 		"app.kubernetes.io/name":      "kubeflow-trainer",
 		"app.kubernetes.io/instance":  "kubeflow-trainer",
@@ -115,7 +117,7 @@ func trainerSpec() operatorSpec {
 		certSecret:     &certSecret{name: "kubeflow-trainer-webhook-cert", caName: "kubeflow-trainer-ca", service: "kubeflow-trainer-controller-manager"},
 		fixedCertDir:   true,
 		lateWebhooks:   true,
-		namespace:      trainerNamespace,
+		namespace:      ns,
 		deployment:     "kubeflow-trainer-controller-manager",
 		serviceAccount: "kubeflow-trainer-controller-manager",
 		container:      "manager",

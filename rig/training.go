@@ -13,17 +13,21 @@ const (
 	TrainingOperatorVersion = "v1.9.4"
 )
 
+// trainingOperatorNamespace is where the Training Operator's standalone
+// overlay installs it.
+const trainingOperatorNamespace = "kubeflow"
+
 // InstallTrainingOperator installs the Kubeflow Training Operator on a
 // running full rig, as its manifests' standalone overlay does: its CRDs,
-// the kubeflow namespace, the operator process with its webhooks
-// registered by URL (their certificates in the Secret its certificate
-// manager keeps, filled by the rig), and the kubeflow/training-operator
+// the kubeflow namespace (or opts.Namespace), the operator process with
+// its webhooks registered by URL (their certificates in the Secret its
+// certificate manager keeps, filled by the rig), and the training-operator
 // Deployment. Leader election stays off, as in the manifests.
 func (c *Cluster) InstallTrainingOperator(ctx context.Context, opts OperatorOptions) (*Operator, error) {
-	return c.install(ctx, trainingOperatorSpec(), opts)
+	return c.install(ctx, trainingOperatorSpec(opts.namespaceOr(trainingOperatorNamespace)), opts)
 }
 
-func trainingOperatorSpec() operatorSpec {
+func trainingOperatorSpec(ns string) operatorSpec {
 	labels := map[string]string{"control-plane": "kubeflow-training-operator"}
 	return operatorSpec{
 		name:            "kubeflow-training",
@@ -42,7 +46,7 @@ func trainingOperatorSpec() operatorSpec {
 		// its server answers: a path that answers 404 is "not yet" (seen
 		// under load: 3 of its 5 webhooks registered).
 		lateWebhooks:   true,
-		namespace:      "kubeflow",
+		namespace:      ns,
 		deployment:     "training-operator",
 		serviceAccount: "training-operator",
 		container:      "training-operator",
