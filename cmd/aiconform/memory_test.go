@@ -2,9 +2,12 @@ package main
 
 import (
 	"runtime"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The limit stays softLimit while what is live leaves the heap room under
@@ -24,17 +27,27 @@ func TestLimitFor(t *testing.T) {
 	assert.Equal(t, int64(300<<20), limitFor(100<<20, 100<<20, 300<<20), "never lowered")
 }
 
-// fn runs after each collection, not only the first.
+// fn runs after each collection, not only the first: three collections,
+// three runs, each within a deadline rather than a hang.
 func TestAfterEachCollection(t *testing.T) {
+	var runs atomic.Int32
 	ran := make(chan struct{}, 1)
 	afterEachCollection(func() {
+		runs.Add(1)
 		select {
 		case ran <- struct{}{}:
 		default:
 		}
 	})
-	for range 3 {
+	deadline := time.NewTimer(30 * time.Second)
+	defer deadline.Stop()
+	for i := range 3 {
 		runtime.GC()
-		<-ran
+		select {
+		case <-ran:
+		case <-deadline.C:
+			require.FailNow(t, "fn did not run after a collection", "%d runs after %d collections", runs.Load(), i+1)
+		}
 	}
+	assert.GreaterOrEqual(t, runs.Load(), int32(3), "once after each of 3 collections")
 }
