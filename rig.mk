@@ -13,14 +13,14 @@ RIG_UP_FLAGS ?=
 # The machine's packages a real node runs on (as root, from apt), then the
 # pinned etcd, Kubernetes components, kubelet, kubectl, kwok and operators
 # into bin/; a second run does nothing.
-tools:
+tools: ## the rig's binaries (control plane, kubelet, operators) into bin/, from the module proxy: 40 min cold
 	tools/host-packages
 	tools/build
 
 # The programs of the real nodes' images (rig/images, and aiconform itself
 # for the in-cluster Job), static, in $(RIG_BIN)/images/; the rig assembles
 # and imports the images itself.
-rig-images:
+rig-images: ## the programs of the real nodes' images, into bin/images/
 	CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o $(RIG_BIN)/images/ ./rig/images/... ./cmd/aiconform
 
 # bin/rig is rebuilt every time (seconds, cached by Go): it must be a stable
@@ -35,21 +35,21 @@ FORCE:
 # operators on it (their processes recorded there too), and prints the
 # admin kubeconfig path on stdout. RIG_UP_FLAGS=--real-nodes=1 adds a real
 # node (root only).
-cluster-up: tools $(RIG_BIN)/rig rig-images
+cluster-up: tools $(RIG_BIN)/rig rig-images ## start the rig with the operators; prints the kubeconfig path
 	$(RIG_BIN)/rig up --dir $(RIG_DIR) --bin $(RIG_BIN) $(RIG_UP_FLAGS)
 
 # Removes the operators' webhook configurations, then stops exactly the
 # PIDs cluster-up recorded.
-cluster-down: $(RIG_BIN)/rig
+cluster-down: $(RIG_BIN)/rig ## stop the rig cluster-up started
 	$(RIG_BIN)/rig down --dir $(RIG_DIR)
 
 # PIDs and RSS of the running rig.
-cluster-status: $(RIG_BIN)/rig
+cluster-status: $(RIG_BIN)/rig ## PIDs and memory of the running rig
 	$(RIG_BIN)/rig status --dir $(RIG_DIR)
 
 # End-to-end tests. They start a rig of their own, or reuse the one in
 # $(RIG_DIR) when RIG_REUSE=1. ./report's opens report.html in the Chromium
 # that `make tools` installs.
-e2e: tools $(RIG_BIN)/rig rig-images
+e2e: tools $(RIG_BIN)/rig rig-images ## end-to-end tests on the rig (what CI runs after make test)
 	AICONFORM_RIG_BIN=$(CURDIR)/$(RIG_BIN) $(if $(filter 1,$(RIG_REUSE)),AICONFORM_RIG_DIR=$(CURDIR)/$(RIG_DIR)) \
 		go test -tags e2e -count=1 -timeout 30m ./rig/... ./e2e/... ./report

@@ -163,18 +163,24 @@ func unknownID(id string, reqs []Requirement, registry []Check) error {
 		names = append(names, c.Meta().ID)
 	}
 	sort.Strings(names)
+	return &UnknownIDError{ID: id, Nearest: Nearest(id, names)}
+}
+
+// Nearest is the name closest to word by edit distance, for a "did you
+// mean": "" when none is within half the word, where a suggestion is
+// noise. Ties go to the first of names.
+func Nearest(word string, names []string) string {
 	best, bestD := "", -1
 	for _, n := range names {
-		d := levenshtein.ComputeDistance(strings.ToLower(id), n)
+		d := levenshtein.ComputeDistance(strings.ToLower(word), strings.ToLower(n))
 		if bestD < 0 || d < bestD {
 			best, bestD = n, d
 		}
 	}
-	// A suggestion further than half the word away is noise.
-	if bestD > len(id)/2+1 {
-		best = ""
+	if bestD > len(word)/2+1 {
+		return ""
 	}
-	return &UnknownIDError{ID: id, Nearest: best}
+	return best
 }
 
 // CatalogDigest identifies what a run judged by: the requirement catalog,

@@ -418,7 +418,7 @@ func TestSubmissionBuildRefuses(t *testing.T) {
 		{"out not empty", base("--out", notEmpty, "--fixture", "demo"), "is not empty"},
 		{"out is a file", base("--out", aFile, "--fixture", "demo", "--force"), "--out: "},
 		{"unknown operator", base("--out", t.TempDir(), "--fixture", "demo", "--operator", "acme"), `unknown operator "acme"`},
-		{"missing fixture", base("--out", t.TempDir(), "--fixture", "nope"), `no fixture named "nope"`},
+		{"missing fixture", base("--out", t.TempDir(), "--fixture", "nope"), `no built-in recording named "nope"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/aiconform/aiconform/checks"
@@ -30,10 +32,17 @@ func openSource(flags *cluster.Flags, fixture string, now func() time.Time) (clu
 
 func loadFixture(fixture string) (cluster.Source, error) {
 	data, err := os.ReadFile(fixture)
-	if errors.Is(err, os.ErrNotExist) {
-		data, err = fixtures.Read(fixture)
+	if errors.Is(err, os.ErrNotExist) && !looksLikePath(fixture) {
+		if data, err = fixtures.Read(fixture); err != nil {
+			msg := fmt.Sprintf("fixture: no built-in recording named %q", fixture)
+			if n := checks.Nearest(fixture, fixtures.Names()); n != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", n)
+			}
+			return nil, usageErrorf("%s; built in: %s; or the path of a file `aiconform snapshot` wrote", msg, strings.Join(fixtures.Names(), ", "))
+		}
 	}
 	if err != nil {
+		// A path, as the user meant it: say what is wrong with the file.
 		return nil, &usageError{fmt.Errorf("fixture: %w", err)}
 	}
 	rec, err := cluster.LoadRecording(fixture, data)
@@ -41,6 +50,12 @@ func loadFixture(fixture string) (cluster.Source, error) {
 		return nil, &usageError{err}
 	}
 	return rec, nil
+}
+
+// looksLikePath tells a file the user named from a built-in recording's
+// name, which has neither a folder nor an extension.
+func looksLikePath(s string) bool {
+	return strings.ContainsRune(s, os.PathSeparator) || filepath.Ext(s) != ""
 }
 
 // clusterInfo reads the header facts, which is also the first contact with
@@ -110,7 +125,11 @@ func loadProfiles(files, names []string) ([]*checks.Profile, error) {
 			for _, p := range ps {
 				known = append(known, p.Name)
 			}
-			return nil, usageErrorf("unknown operator %q (known: %v)", n, known)
+			msg := fmt.Sprintf("unknown operator %q", n)
+			if near := checks.Nearest(n, known); near != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", near)
+			}
+			return nil, usageErrorf("%s; known: %s", msg, strings.Join(known, ", "))
 		}
 	}
 	return picked, nil
