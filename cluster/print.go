@@ -338,8 +338,8 @@ func kubectlError(err error) string {
 	if !errors.As(err, &st) {
 		return ""
 	}
-	s := st.Status()
-	return fmt.Sprintf("Error from server (%s): %s\n", s.Reason, s.Message)
+	// kubectl prints the status it got, not what wraps it.
+	return KubectlMessage(&apierrors.StatusError{ErrStatus: st.Status()}) + "\n"
 }
 
 func (g Get) allNamespaced() bool {

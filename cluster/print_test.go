@@ -325,8 +325,18 @@ func TestPrintErrors(t *testing.T) {
 	c := replay(t,
 		answer{q: Query{Resource: Nodes}, err: refused},
 		answer{q: Query{Resource: CRDs}, t: crdTable()},
+		answer{q: Query{Resource: Pods, Namespace: "ml"}, err: apierrors.NewUnauthorized("Unauthorized")},
 	)
 	ctx := context.Background()
+
+	// kubectl 1.32 prints a 401 as `error: You must be logged in to the
+	// server (MESSAGE)`, for a get as for a create (seen against a server
+	// answering 401): one wording for reads and probes' writes.
+	t.Run("unauthorized", func(t *testing.T) {
+		out, _, err := c.Print(ctx, Get{Resources: []Resource{Pods}, Namespace: "ml"})
+		require.Error(t, err)
+		assert.Equal(t, "error: You must be logged in to the server (Unauthorized)\n", out)
+	})
 
 	t.Run("refused", func(t *testing.T) {
 		out, at, err := c.Print(ctx, Get{Resources: []Resource{Nodes}})
