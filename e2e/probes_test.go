@@ -232,8 +232,11 @@ spec:
 		apis = reportCheck(t, rep, "metrics-apis", "")
 		assert.Equal(t, "fail", apis.Status, apis.Reason)
 		assert.Contains(t, apis.Reason, "not Available")
+		// Neither metrics API is served and Available: the probe has
+		// nothing to scale on, and the verdict is metrics-apis' alone.
 		probed = reportCheck(t, rep, "hpa-probe", "")
-		assert.Equal(t, "error", probed.Status, probed.Reason)
+		assert.Equal(t, "skip", probed.Status, probed.Reason)
+		assert.Contains(t, probed.Reason, "neither custom.metrics.k8s.io nor external.metrics.k8s.io is served and Available")
 		t.Logf("adapter stopped: %s; %s", apis.Reason, probed.Reason)
 		assert.NotEqual(t, "Implemented", requirement(t, rep, "pod_autoscaling").Status)
 		assertNoLeftovers(ctx, t, cs, dyn)

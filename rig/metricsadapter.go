@@ -35,23 +35,44 @@ const (
 // every namespace with a positive value, for an HPA to scale on.
 const MetricsAdapterExternalMetric = "my-external-metric"
 
+// MetricsAdapterPodMetric is the custom metric of pods the adapter serves
+// of every pod that holds a GPU (bound, Running, requesting
+// nvidia.com/gpu), MetricsAdapterPodValue for each, as prometheus-adapter
+// serves NVIDIA's DCGM Exporter's: tools/metrics-adapter/gpu.go names the
+// same (a test keeps them equal).
+const (
+	MetricsAdapterPodMetric = "DCGM_FI_DEV_GPU_UTIL"
+	MetricsAdapterPodValue  = 40
+)
+
+// MetricsAdapterOptions say which APIs the adapter is registered for.
+type MetricsAdapterOptions struct {
+	// CustomOnly registers the custom metrics API alone, without the
+	// external one, as on a cluster whose only adapter is
+	// prometheus-adapter: the manifest's APIService of
+	// external.metrics.k8s.io is not applied.
+	CustomOnly bool
+}
+
 // apiServiceResource is the aggregator's own resource.
 var apiServiceResource = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
 
 // MetricsAdapter is a custom and external metrics API server
-// (custom.metrics.k8s.io, external.metrics.k8s.io) running as a local
-// process behind APIServices, as prometheus-adapter or KEDA serve them on
-// a real cluster: the HPA controller of the rig's kube-controller-manager
-// reads its metrics through the aggregator.
+// (custom.metrics.k8s.io, external.metrics.k8s.io, or the custom one
+// alone with MetricsAdapterOptions.CustomOnly) running as a local process
+// behind APIServices, as prometheus-adapter or KEDA serve them on a real
+// cluster: the HPA controller of the rig's kube-controller-manager reads
+// its metrics through the aggregator.
 //
 // Stop stops the process; its APIServices stay, and the aggregator soon
 // reports them unavailable, as on a cluster whose adapter crashed. Start
 // brings it back on the same port.
 type MetricsAdapter struct {
 	component
+	opts     MetricsAdapterOptions
 	port     int
 	ca       []byte
-	services []string // the APIServices of the manifest
+	services []string // the APIServices of the manifest applied
 }
 
 // InstallMetricsAdapter installs the module's test adapter, on a full or a
@@ -60,7 +81,13 @@ type MetricsAdapter struct {
 // loopback, through the egress guard, and checks its certificate against
 // the Service's DNS name), and its APIServices verify that certificate
 // against the rig's CA rather than skip verification.
-func (c *Cluster) InstallMetricsAdapter(ctx context.Context, opts OperatorOptions) (_ *MetricsAdapter, err error) {
+func (c *Cluster) InstallMetricsAdapter(ctx context.Context, opts OperatorOptions) (*MetricsAdapter, error) {
+	return c.InstallMetricsAdapterWith(ctx, opts, MetricsAdapterOptions{})
+}
+
+// InstallMetricsAdapterWith is InstallMetricsAdapter registering the APIs
+// ao says.
+func (c *Cluster) InstallMetricsAdapterWith(ctx context.Context, opts OperatorOptions, ao MetricsAdapterOptions) (_ *MetricsAdapter, err error) {
 	if opts.Timeout == 0 {
 		opts.Timeout = 3 * time.Minute
 	}
@@ -70,7 +97,7 @@ func (c *Cluster) InstallMetricsAdapter(ctx context.Context, opts OperatorOption
 	if err != nil {
 		return nil, err
 	}
-	m := &MetricsAdapter{component: base}
+	m := &MetricsAdapter{component: base, opts: ao}
 	if err := m.prepare(); err != nil {
 		return nil, err
 	}
@@ -87,7 +114,7 @@ func (c *Cluster) InstallMetricsAdapter(ctx context.Context, opts OperatorOption
 		return nil, err
 	}
 	note := "the aiconform rig runs this adapter as a local process (metrics-adapter); kwok runs this pod"
-	m.services, err = in.applyFile(ctx, filepath.Join(m.moduleDir, metricsAdapterManifest), nil, func(u *unstructured.Unstructured) error {
+	m.services, err = in.applyFile(ctx, filepath.Join(m.moduleDir, metricsAdapterManifest), m.keep, func(u *unstructured.Unstructured) error {
 		return m.edit(u, note)
 	})
 	if err != nil {
@@ -108,6 +135,13 @@ func (c *Cluster) InstallMetricsAdapter(ctx context.Context, opts OperatorOption
 		return nil, err
 	}
 	return m, nil
+}
+
+// keep leaves out of the module's manifest the APIServices of the APIs
+// the options do not register.
+func (m *MetricsAdapter) keep(u *unstructured.Unstructured) bool {
+	group, _, _ := unstructured.NestedString(u.Object, "spec", "group")
+	return !(u.GetKind() == "APIService" && group == "external.metrics.k8s.io" && m.opts.CustomOnly)
 }
 
 // edit adapts one object of the module's manifest to the rig.

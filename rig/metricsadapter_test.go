@@ -2,6 +2,10 @@ package rig
 
 import (
 	"encoding/base64"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -62,4 +66,32 @@ spec:
 	containers, _, _ := unstructured.NestedSlice(dep.Object, "spec", "template", "spec", "containers")
 	assert.Equal(t, "registry.k8s.io/custom-metrics-apiserver/k8s-test-metrics-adapter-amd64:latest", containers[0].(map[string]any)["image"])
 	assert.Equal(t, "stand-in", dep.GetAnnotations()[standInAnnotation])
+}
+
+// With CustomOnly, the manifest's APIService of the external metrics API
+// is left out; everything else, the custom metrics API's included, is
+// applied.
+func TestMetricsAdapterKeep(t *testing.T) {
+	api := func(group string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+			"spec": map[string]any{"group": group}}}
+	}
+	svc := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Service"}}
+	all := &MetricsAdapter{}
+	custom := &MetricsAdapter{opts: MetricsAdapterOptions{CustomOnly: true}}
+	for _, u := range []*unstructured.Unstructured{api("custom.metrics.k8s.io"), api("external.metrics.k8s.io"), svc} {
+		assert.True(t, all.keep(u))
+	}
+	assert.True(t, custom.keep(api("custom.metrics.k8s.io")))
+	assert.True(t, custom.keep(svc))
+	assert.False(t, custom.keep(api("external.metrics.k8s.io")))
+}
+
+// The custom metric of pods tests expect is the one the adapter's program
+// serves, with the same value.
+func TestMetricsAdapterPodMetricMatchesTool(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "tools", "metrics-adapter", "gpu.go"))
+	require.NoError(t, err)
+	assert.Regexp(t, `(?m)^const gpuUtilMetric = "`+regexp.QuoteMeta(MetricsAdapterPodMetric)+`"$`, string(src))
+	assert.Regexp(t, fmt.Sprintf(`(?m)^const gpuUtilValue = %d$`, MetricsAdapterPodValue), string(src))
 }

@@ -2,9 +2,12 @@
 // server: the adapter framework of sigs.k8s.io/custom-metrics-apiserver
 // with the sample provider its module ships (test-adapter/provider), which
 // serves fixed external metrics (my-external-metric, other-external-metric)
-// in every namespace. It is the module's own test-adapter command less its
-// metric-writing HTTP port, which listens on every address: the rig binds
-// nothing but 127.0.0.1, and nothing of the rig writes metrics.
+// in every namespace, and, of its own (gpu.go), the custom metric of pods
+// prometheus-adapter serves from NVIDIA's DCGM Exporter on GPU clusters,
+// DCGM_FI_DEV_GPU_UTIL of each pod that holds a GPU. It is the module's
+// own test-adapter command less its metric-writing HTTP port, which
+// listens on every address: the rig binds nothing but 127.0.0.1, and
+// nothing of the rig writes metrics.
 package main
 
 import (
@@ -35,7 +38,8 @@ func main() {
 		klog.Fatalf("REST mapper: %v", err)
 	}
 	// The web service writes metric values; it is left unserved.
-	p, _ := sample.NewFakeProvider(client, mapper)
+	sp, _ := sample.NewFakeProvider(client, mapper)
+	p := &gpuPods{MetricsProvider: sp, client: client, mapper: mapper}
 	a.WithCustomMetrics(p)
 	a.WithExternalMetrics(p)
 	if err := a.Run(context.Background()); err != nil {
