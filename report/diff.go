@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/pmezard/go-difflib/difflib"
 )
 
 // DiffSchemaVersion is the version of the JSON that DiffJSON writes. Fields
@@ -21,9 +22,9 @@ const DiffSchemaVersion = "1"
 // stays readable. The rest is counted, and report.json has it all.
 const maxDiffLines = 10
 
-// maxDiffCells bounds the line-matching table (old lines × new lines) of one
-// evidence output; beyond it the changed middle is shown as replaced whole
-// rather than spending memory on a `kubectl get pods -A` of a big cluster.
+// maxDiffCells bounds the line matching (old lines × new lines) of one
+// evidence output; beyond it the output is shown as replaced whole rather
+// than spending time on a `kubectl get pods -A` of a big cluster.
 const maxDiffCells = 4 << 20
 
 // Changes is what differs between two reports, each group in the order of
@@ -682,67 +683,34 @@ const (
 	opInsert
 )
 
-// matchLines returns an edit script from a to b that keeps a longest
-// common subsequence of lines.
+// matchLines returns an edit script from a to b, from go-difflib's
+// matcher (Python's difflib ported): its matching blocks are what a
+// reader takes for unchanged. Its heuristic that treats frequent lines as
+// junk is off, so that a Table's repeated rows still match.
 func matchLines(a, b []string) []lineOp {
 	var ops []lineOp
-	pre := 0
-	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
-		pre++
-	}
-	suf := 0
-	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
-		suf++
-	}
-	for range pre {
-		ops = append(ops, opEqual)
-	}
-	ma, mb := a[pre:len(a)-suf], b[pre:len(b)-suf]
-	if len(ma)*len(mb) > maxDiffCells {
-		for range ma {
+	if len(a)*len(b) > maxDiffCells {
+		for range a {
 			ops = append(ops, opDelete)
 		}
-		for range mb {
+		for range b {
 			ops = append(ops, opInsert)
 		}
-	} else {
-		ops = append(ops, lcs(ma, mb)...)
+		return ops
 	}
-	for range suf {
-		ops = append(ops, opEqual)
-	}
-	return ops
-}
-
-func lcs(a, b []string) []lineOp {
-	// l[i][j] is the length of a longest common subsequence of a[i:] and
-	// b[j:], so the script can be read forwards.
-	l := make([][]int32, len(a)+1)
-	for i := range l {
-		l[i] = make([]int32, len(b)+1)
-	}
-	for i := len(a) - 1; i >= 0; i-- {
-		for j := len(b) - 1; j >= 0; j-- {
-			if a[i] == b[j] {
-				l[i][j] = l[i+1][j+1] + 1
-			} else {
-				l[i][j] = max(l[i+1][j], l[i][j+1])
+	m := difflib.NewMatcherWithJunk(a, b, false, nil)
+	for _, op := range m.GetOpCodes() {
+		for range op.I2 - op.I1 {
+			if op.Tag == 'e' {
+				ops = append(ops, opEqual)
+			} else if op.Tag != 'i' {
+				ops = append(ops, opDelete)
 			}
 		}
-	}
-	var ops []lineOp
-	i, j := 0, 0
-	for i < len(a) || j < len(b) {
-		switch {
-		case i < len(a) && j < len(b) && a[i] == b[j]:
-			ops = append(ops, opEqual)
-			i, j = i+1, j+1
-		case j < len(b) && (i == len(a) || l[i][j+1] >= l[i+1][j]):
-			ops = append(ops, opInsert)
-			j++
-		default:
-			ops = append(ops, opDelete)
-			i++
+		if op.Tag == 'i' || op.Tag == 'r' {
+			for range op.J2 - op.J1 {
+				ops = append(ops, opInsert)
+			}
 		}
 	}
 	return ops
