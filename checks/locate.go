@@ -2,6 +2,7 @@ package checks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -61,9 +62,8 @@ func (in *Install) Hinted(p *Profile) string {
 // verdict that found none.
 func Searched(p *Profile) string {
 	s := fmt.Sprintf("no Deployment in any namespace has a pod template labelled %s", p.Controller.Selector)
-	if len(p.Webhooks) > 0 || len(p.RequiredWebhooks) > 0 {
-		s += ", none backs a Service its webhooks or CRD conversions call"
-	}
+	s += ", none backs a Service its webhooks or CRD conversions call"
+
 	if p.Controller.Lease != "" {
 		s += ", and no pod of a Deployment holds a Lease named " + p.Controller.Lease
 	}
@@ -97,21 +97,23 @@ func Locate(ctx context.Context, c *cluster.Cache, p *Profile, crds []*apiextens
 	// The other ways find what labels of another installer hide. A read
 	// they are refused leaves the search short: it is said, and an error
 	// only where nothing was found (a Fail then would not be honest).
-	var missed []string
+	var missed []error
 	if err := f.services(ctx, c, p, crds, deps); err != nil {
-		missed = append(missed, err.Error())
+		missed = append(missed, err)
 	}
 	if p.Controller.Lease != "" {
 		if err := f.leaseHolders(ctx, c, p.Controller.Lease, deps); err != nil {
-			missed = append(missed, err.Error())
+			missed = append(missed, err)
 		}
 	}
 	ins := f.installs(p)
 	if len(ins) == 0 && len(missed) > 0 {
-		return nil, fmt.Errorf("%s", strings.Join(missed, "; "))
+		return nil, errors.Join(missed...)
 	}
 	for i := range ins {
-		ins[i].Missed = missed
+		for _, err := range missed {
+			ins[i].Missed = append(ins[i].Missed, err.Error())
+		}
 	}
 	return ins, nil
 }
@@ -141,7 +143,6 @@ func (f *finder) services(ctx context.Context, c *cluster.Cache, p *Profile, crd
 	}
 	return nil
 }
-
 
 // located is a Deployment found, and each way it was.
 type located struct {

@@ -159,4 +159,3 @@ func withSource(verb, source string, err error) error {
 	}
 	return fmt.Errorf("error when %s %q: %v", verb, source, err)
 }
-

@@ -193,7 +193,7 @@ func (m *md) operators() {
 			if op.Detected {
 				detected = "yes"
 			}
-			controller := ""
+			controller := "—"
 			if op.Controller != "" {
 				controller = "`" + op.Controller + "`, found by " + strings.Join(op.FoundBy, "; ")
 			}

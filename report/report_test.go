@@ -591,7 +591,8 @@ func built(t *testing.T) *Report {
 	}
 	out := checks.Outcome{
 		Detections: []checks.Detection{
-			{Profile: kserve, Found: true, CRDs: []string{"inferenceservices.serving.kserve.io"}},
+			{Profile: kserve, Found: true, CRDs: []string{"inferenceservices.serving.kserve.io"}, Install: &checks.Install{
+				Namespace: "kserve-system", Deployment: "kserve-controller-manager", FoundBy: []string{"its pod template's labels control-plane=kserve-controller-manager"}}},
 			{Profile: kueue, Found: false},
 		},
 	}

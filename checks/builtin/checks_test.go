@@ -221,7 +221,7 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 			want: append(append(append(allPass("kserve"), allPass("kuberay")...), allPass("kueue")...),
 				expect{"webhooks-served", "kuberay", checks.Pass, "1 webhook in 1 configuration registered with valid CA bundles; their Services have ready endpoints (registered and served, not exercised) (2 webhooks of other components on its kinds not judged)"},
 				expect{"crds-established", "kubeflow-trainer", checks.Pass, "3 CRDs of trainer.kubeflow.org established"},
-				expect{"controller-ready", "kubeflow-trainer", checks.Pass, "Deployment kubeflow-trainer-controller-manager available, 1 pod Running and Ready"},
+				expect{"controller-ready", "kubeflow-trainer", checks.Pass, "Deployment kubeflow-system/kubeflow-trainer-controller-manager available, 1 pod Running and Ready"},
 				expect{"controller-lease", "kubeflow-trainer", checks.Skip, "names no leader-election lease"},
 				expect{"webhooks-served", "kubeflow-trainer", checks.Pass, "3 webhooks in 1 configuration registered with valid CA bundles; their Services have ready endpoints (registered and served, not exercised) (2 webhooks of other components on its kinds not judged)"},
 				expect{"crs-reconciled", "kubeflow-trainer", checks.Pass, "1 custom resource reconciled and Ready: TrainJob training/mnist"},
@@ -229,6 +229,24 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 				gpuPass, pluginPass),
 			verdicts: []expectVerdict{
 				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kserve"},
+			},
+		},
+		{
+			// KubeRay from its Helm chart: the release's namespace and
+			// labels, no webhook. Found where it is, and the webhook leg
+			// does not apply: not a failure.
+			scenario: "kuberay-helm",
+			want: append(allPass("kserve"),
+				expect{"crds-established", "kuberay", checks.Pass, "CRDs of ray.io established"},
+				expect{"controller-ready", "kuberay", checks.Pass, "Deployment kuberay-system/kuberay-operator available, 1 pod Running and Ready"},
+				expect{"controller-lease", "kuberay", checks.Pass, "Lease kuberay-system/ray-operator-leader held by controller pod kuberay-operator-5c8d9f7b6-"},
+				expect{"webhooks-served", "kuberay", checks.Skip, "KubeRay registers no admission webhook (no configuration named kuberay-validating-webhook-configuration or validating-webhook-configuration; none served from namespace kuberay-system, where its controller runs, names ray.io): the webhook leg does not apply"},
+				expect{"webhooks-answer", "kuberay", checks.Skip, "the webhook leg does not apply, there is no webhook to answer"},
+				expect{"crs-reconciled", "kuberay", checks.Pass, "RayCluster ray/raycluster-mini"},
+				gpuPass, pluginPass),
+			verdicts: []expectVerdict{
+				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kserve",
+					operators: map[string]string{"kuberay": "every check passed; not applicable: webhooks-served: KubeRay registers no admission webhook"}},
 			},
 		},
 		{
@@ -483,9 +501,13 @@ func TestRecordedScenarioDetails(t *testing.T) {
 		assert.Contains(t, details, "restarted 7 times")
 		assert.Contains(t, details, "CrashLoopBackOff")
 		assert.Contains(t, r.Versions, "kserve/kserve-controller:v0.15.0")
-		require.NotEmpty(t, r.Evidence)
-		assert.Equal(t, "kubectl get deploy,pods -n kserve -l control-plane=kserve-controller-manager -o wide", r.Evidence[0].Command)
-		assert.Contains(t, r.Evidence[0].Output, "CrashLoopBackOff")
+		require.Len(t, r.Evidence, 2)
+		// Where it was found, and then its pods, by its Deployment's own
+		// selector.
+		assert.Equal(t, "kubectl get deploy kserve-controller-manager -n kserve -o wide", r.Evidence[0].Command)
+		assert.Contains(t, r.Evidence[0].Note, "KServe's controller: Deployment kserve/kserve-controller-manager, found by its pod template's labels control-plane=kserve-controller-manager")
+		assert.Equal(t, "kubectl get pods -n kserve -l app.kubernetes.io/name=kserve-controller-manager,control-plane=kserve-controller-manager -o wide", r.Evidence[1].Command)
+		assert.Contains(t, r.Evidence[1].Output, "CrashLoopBackOff")
 	})
 	t.Run("gpu summary table", func(t *testing.T) {
 		out, _ := checkstest.RunFixture(t, builtin.Registry(), "demo")

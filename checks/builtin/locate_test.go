@@ -84,7 +84,7 @@ func TestControllerFoundWhereverInstalled(t *testing.T) {
 			assert.Contains(t, ready.Reason, "Deployment widgets/widgets-widget-operator available, 1 pod Running and Ready")
 			require.NotEmpty(t, ready.Evidence)
 			assert.Equal(t, "kubectl get deploy widgets-widget-operator -n widgets -o wide", ready.Evidence[0].Command)
-			assert.Contains(t, ready.Evidence[0].Note, "found in namespace widgets")
+			assert.Contains(t, ready.Evidence[0].Note, "Widget Operator's controller: Deployment widgets/widgets-widget-operator, found by ")
 			assert.Contains(t, ready.Evidence[0].Note, "not in demo-system")
 			served := checkstest.Result(t, out, "webhooks-served", "widgets")
 			assert.Equal(t, checks.Pass, served.Status, served.Reason)
@@ -156,4 +156,29 @@ func TestNoWebhookDoesNotApply(t *testing.T) {
 	assert.Equal(t, checks.Implemented, v.Status, v.Conclusion)
 	assert.Contains(t, v.Conclusion, "not applicable: webhooks-served: Widget Operator registers no admission webhook")
 	assert.NotContains(t, v.Conclusion, "webhooks-answer: run with --probe", "a probe of no webhook is not a probe left unrun")
+}
+
+// A search that found nothing because a read was refused cannot say the
+// controller is absent: Error, never Fail. One that found the controller
+// anyway judges it, and says what it could not look at.
+func TestRefusedSearchIsAnError(t *testing.T) {
+	t.Run("nothing found", func(t *testing.T) {
+		w := checkstest.NewWorld(t)
+		moveController(w, "widgets", helmLabels)
+		f := w.Serve()
+		f.Kube.PrependReactor("list", "leases", checkstest.Forbidden("coordination.k8s.io", "leases"))
+		out := f.Run(builtin.Registry(), []*checks.Profile{checkstest.WidgetProfile(t)})
+		r := checkstest.Result(t, out, "controller-ready", "widgets")
+		assert.Equal(t, checks.Error, r.Status, r.Reason)
+		assert.Contains(t, r.Reason, "cannot look for Widget Operator's controller: list leases.v1.coordination.k8s.io with fields metadata.name=widget-controller-leader: leases.coordination.k8s.io is forbidden")
+	})
+	t.Run("found by its labels", func(t *testing.T) {
+		w := checkstest.NewWorld(t)
+		f := w.Serve()
+		f.Kube.PrependReactor("list", "services", checkstest.Forbidden("", "services"))
+		out := f.Run(builtin.Registry(), []*checks.Profile{checkstest.WidgetProfile(t)})
+		r := checkstest.Result(t, out, "controller-ready", "widgets")
+		assert.Equal(t, checks.Pass, r.Status, r.Reason)
+		assert.Contains(t, strings.Join(r.Details, "\n"), "not looked at, which may hide another install: list services.v1 in namespace demo-system: services is forbidden")
+	})
 }

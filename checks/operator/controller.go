@@ -40,7 +40,7 @@ func (ControllerReady) Run(ctx context.Context, env *checks.Env) (checks.Result,
 		r.Finish(checks.Fail, "no controller Deployment of %s found: %s", p.Title, checks.Searched(p))
 		return r, nil
 	}
-	note := "found in namespace " + in.Namespace + ": " + in.Where() + in.Hinted(p)
+	note := p.Title + "'s controller: " + in.Where() + in.Hinted(p)
 	r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Deployments}, Namespace: in.Namespace, Names: []string{in.Deployment}, Wide: true}, note)
 	podsGet := cluster.Get{Resources: []cluster.Resource{cluster.Pods}, Namespace: in.Namespace, LabelSelector: in.Selector, Wide: true}
 	r.AddEvidence(ctx, env, podsGet, "the pods its selector picks")

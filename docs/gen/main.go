@@ -116,7 +116,7 @@ func runs(m checks.Meta) string {
 		return "once per profile that may carry " + m.Requirement + " (its `carries:`)"
 	}
 	if m.PerOperator {
-		return "once per operator profile"
+		return "once per operator profile (once per install where it runs in several namespaces)"
 	}
 	return "once for the cluster"
 }

@@ -83,6 +83,7 @@ var faults = map[string]struct {
 	"lease-stale":           {"controller-lease", "kserve", checks.Fail},
 	"device-plugin-missing": {"gpu-device-plugin", "", checks.Fail},
 	"kustomize-installs":    {"crs-reconciled", "kubeflow-trainer", checks.Pass},
+	"kuberay-helm":          {"controller-ready", "kuberay", checks.Pass},
 	"kueue-webhook-down":    {"webhooks-served", "kueue", checks.Fail},
 	"metrics-adapter-down":  {"metrics-apis", "", checks.Fail},
 	"cluster-autoscaler":    {"accelerator-scale-ups", "", checks.Pass},
