@@ -75,8 +75,14 @@ func (DRAAPIs) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "dra-apis", Title: "The DRA API is served (resource.k8s.io/v1)",
 		Requirement: "dra_support",
-		Description: "Lists the APIServices (the one LIST metrics-apis shares) and finds the API server's own registration of resource.k8s.io/v1, which must be Available; then lists DeviceClasses, ResourceSlices, ResourceClaims and ResourceClaimTemplates, which must each answer (one LIST each, shared with the other DRA checks). Fails when v1 is not served (saying which versions are), not Available, or one of the four kinds is missing.",
-		Remediation: "DRA is on by default from Kubernetes 1.34; on 1.32–1.33 it needs the DynamicResourceAllocation feature gate and the resource.k8s.io beta API enabled (--runtime-config). A managed cluster may need a newer version or a setting of the provider.",
+		Description: "Lists the APIServices (the one LIST metrics-apis shares) and finds the API server's own " +
+			"registration of resource.k8s.io/v1, which must be Available; then lists DeviceClasses, " +
+			"ResourceSlices, ResourceClaims and ResourceClaimTemplates, which must each answer (one LIST " +
+			"each, shared with the other DRA checks). Fails when v1 is not served (saying which versions " +
+			"are), not Available, or one of the four kinds is missing.",
+		Remediation: "DRA is on by default from Kubernetes 1.34; on 1.32–1.33 it needs the DynamicResourceAllocation " +
+			"feature gate and the resource.k8s.io beta API enabled (--runtime-config). A managed cluster may " +
+			"need a newer version or a setting of the provider.",
 	}
 }
 
@@ -125,8 +131,18 @@ func (DRADevices) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "dra-devices", Title: "A DRA driver publishes devices, and a DeviceClass selects them",
 		Requirement: "dra_support",
-		Description: "Lists the ResourceSlices and DeviceClasses and groups the devices by driver (named from checks/dra_drivers.yaml: NVIDIA, AMD, Intel, Google...): on which nodes, how many. A DeviceClass selects a driver when one of its CEL selectors compares device.driver with its name; one with no such selector may select any. Passes when a driver publishes devices and a DeviceClass selects them; warns when no class selects a driver that publishes; fails with no ResourceSlice (no driver publishes: no claim can be allocated) or no DeviceClass. Accelerator nodes (an accelerator resource in allocatable) that no accelerator driver publishes for are named: their accelerators are requested by count, through the device plugin. Skips when resource.k8s.io/v1 is not served (dra-apis says why).",
-		Remediation: "Install the accelerator vendor's DRA driver (NVIDIA's k8s-dra-driver-gpu, AMD's or Intel's), which publishes a ResourceSlice per node and installs DeviceClasses; `kubectl get resourceslices -o yaml` shows what it publishes.",
+		Description: "Lists the ResourceSlices and DeviceClasses and groups the devices by driver (named from " +
+			"checks/dra_drivers.yaml: NVIDIA, AMD, Intel, Google...): on which nodes, how many. A " +
+			"DeviceClass selects a driver when one of its CEL selectors compares device.driver with its " +
+			"name; one with no such selector may select any. Passes when a driver publishes devices and a " +
+			"DeviceClass selects them; warns when no class selects a driver that publishes; fails with no " +
+			"ResourceSlice (no driver publishes: no claim can be allocated) or no DeviceClass. Accelerator " +
+			"nodes (an accelerator resource in allocatable) that no accelerator driver publishes for are " +
+			"named: their accelerators are requested by count, through the device plugin. Skips when " +
+			"resource.k8s.io/v1 is not served (dra-apis says why).",
+		Remediation: "Install the accelerator vendor's DRA driver (NVIDIA's k8s-dra-driver-gpu, AMD's or Intel's), " +
+			"which publishes a ResourceSlice per node and installs DeviceClasses; `kubectl get " +
+			"resourceslices -o yaml` shows what it publishes.",
 	}
 }
 
@@ -255,8 +271,14 @@ func (DRAClaimsAllocated) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "dra-claims-allocated", Title: "ResourceClaims of the cluster's own are allocated",
 		Requirement: "dra_support",
-		Description: "Lists the ResourceClaims of every namespace but probe namespaces and reads their status: the devices allocated (driver, pool, device), the node the allocation binds to, and the pods it is reserved for. A claim allocated from a pool that no ResourceSlice publishes now (its driver was removed) is named but not counted. Passes with an allocated claim, naming it; skips with none: DRA is then not shown at work by the cluster's own workloads. Claims waiting for allocation are counted.",
-		Remediation: "Nothing allocated is not a fault: a workload asks for a device with a ResourceClaimTemplate (or a ResourceClaim) on a DeviceClass, and the scheduler allocates it when the pod is scheduled.",
+		Description: "Lists the ResourceClaims of every namespace but probe namespaces and reads their status: the " +
+			"devices allocated (driver, pool, device), the node the allocation binds to, and the pods it is " +
+			"reserved for. A claim allocated from a pool that no ResourceSlice publishes now (its driver was " +
+			"removed) is named but not counted. Passes with an allocated claim, naming it; skips with none: " +
+			"DRA is then not shown at work by the cluster's own workloads. Claims waiting for allocation are " +
+			"counted.",
+		Remediation: "Nothing allocated is not a fault: a workload asks for a device with a ResourceClaimTemplate (or " +
+			"a ResourceClaim) on a DeviceClass, and the scheduler allocates it when the pod is scheduled.",
 	}
 }
 

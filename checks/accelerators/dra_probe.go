@@ -46,8 +46,19 @@ func (DRAProbe) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "dra-probe", Title: "A claim for a device of a DeviceClass is allocated, and its pod bound where the device is",
 		Requirement: "dra_support", Probe: true,
-		Description: "Under --probe only. Picks a DeviceClass that selects a driver publishing devices on a Ready node (an accelerator driver of checks/dra_drivers.yaml first). Creates a ResourceClaimTemplate asking for exactly one device of it, and a pod that uses the template (--probe-image, non-root, CPU and memory limits, a deadline; it tolerates taints named after accelerator resources). Watches the pod and the claims of the run's namespace (no polling), with a timeline: the claim the controller makes from the template, its allocation (driver, pool, device, node), the pod's binding. Passes when the claim is allocated a device and the pod is bound to the node the allocation names, within the probe timeout; then deletes the pod and reports whether the claim was collected with it. Fails when the claim is not allocated or the pod not bound, quoting the scheduler. Skips when no class selects devices on a Ready node.",
-		Remediation: "A claim not allocated: the scheduler's message on the pod says why (no device matches the class's selectors, all devices allocated, the driver's slices on NotReady nodes). A pod bound but not running: the driver's kubelet plugin must prepare the device on that node.",
+		Description: "Under --probe only. Picks a DeviceClass that selects a driver publishing devices on a Ready " +
+			"node (an accelerator driver of checks/dra_drivers.yaml first). Creates a ResourceClaimTemplate " +
+			"asking for exactly one device of it, and a pod that uses the template (--probe-image, non-root, " +
+			"CPU and memory limits, a deadline; it tolerates taints named after accelerator resources). " +
+			"Watches the pod and the claims of the run's namespace (no polling), with a timeline: the claim " +
+			"the controller makes from the template, its allocation (driver, pool, device, node), the pod's " +
+			"binding. Passes when the claim is allocated a device and the pod is bound to the node the " +
+			"allocation names, within the probe timeout; then deletes the pod and reports whether the claim " +
+			"was collected with it. Fails when the claim is not allocated or the pod not bound, quoting the " +
+			"scheduler. Skips when no class selects devices on a Ready node.",
+		Remediation: "A claim not allocated: the scheduler's message on the pod says why (no device matches the " +
+			"class's selectors, all devices allocated, the driver's slices on NotReady nodes). A pod bound " +
+			"but not running: the driver's kubelet plugin must prepare the device on that node.",
 	}
 }
 

@@ -57,8 +57,27 @@ func (DriverVersionProbe) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "driver-version-probe", Title: "A container holding an accelerator sees the driver version its node advertises",
 		Requirement: "driver_runtime_management", Probe: true,
-		Description: "Under --probe only. Picks the Ready, schedulable accelerator node with the most of an NVIDIA or AMD accelerator resource free (only taints named after the resource, which the pod tolerates), as device-isolation-probe does, and runs one pod there (--probe-shell-image, non-root, no privilege, all capabilities dropped, CPU and memory limits, a deadline) holding one accelerator. Its container prints what the driver says of itself: for NVIDIA `cat /proc/driver/nvidia/version` (the kernel module's NVRM line) and `nvidia-smi --query-gpu=driver_version,name --format=csv,noheader` (where NVIDIA's container toolkit puts it in the container), for AMD `cat /sys/module/amdgpu/version`; the output is read back through the API server as `kubectl logs` does. The version it sees is compared with what the node advertises, read as accelerator-drivers reads it (a DRA driver's device attribute driverVersion, else the vendor's labeller's label). Passes when they are equal. Fails when they differ, or when the container holding the accelerator sees no driver. Warns when the node advertises no version, so there is nothing to compare with. Skips without an NVIDIA or AMD accelerator resource on a Ready node; an error when none is free, the pod does not end or its output cannot be read.",
-		Remediation: "A version that differs from the node's labels: the labeller has not relabelled the node since the driver changed (restart GPU Feature Discovery or AMD's node labeller on it), or the driver was upgraded under running nodes without a drain. A container holding an accelerator that sees no driver: the driver is not loaded on the node, or the container runtime does not give containers the driver (NVIDIA's container toolkit as the runtime or its CDI specs; for AMD, the out-of-tree amdgpu driver is the one with a version file).",
+		Description: "Under --probe only. Picks the Ready, schedulable accelerator node with the most of an NVIDIA or " +
+			"AMD accelerator resource free (only taints named after the resource, which the pod tolerates), " +
+			"as device-isolation-probe does, and runs one pod there (--probe-shell-image, non-root, no " +
+			"privilege, all capabilities dropped, CPU and memory limits, a deadline) holding one " +
+			"accelerator. Its container prints what the driver says of itself: for NVIDIA `cat " +
+			"/proc/driver/nvidia/version` (the kernel module's NVRM line) and `nvidia-smi " +
+			"--query-gpu=driver_version,name --format=csv,noheader` (where NVIDIA's container toolkit puts " +
+			"it in the container), for AMD `cat /sys/module/amdgpu/version`; the output is read back through " +
+			"the API server as `kubectl logs` does. The version it sees is compared with what the node " +
+			"advertises, read as accelerator-drivers reads it (a DRA driver's device attribute " +
+			"driverVersion, else the vendor's labeller's label). Passes when they are equal. Fails when they " +
+			"differ, or when the container holding the accelerator sees no driver. Warns when the node " +
+			"advertises no version, so there is nothing to compare with. Skips without an NVIDIA or AMD " +
+			"accelerator resource on a Ready node; an error when none is free, the pod does not end or its " +
+			"output cannot be read.",
+		Remediation: "A version that differs from the node's labels: the labeller has not relabelled the node since " +
+			"the driver changed (restart GPU Feature Discovery or AMD's node labeller on it), or the driver " +
+			"was upgraded under running nodes without a drain. A container holding an accelerator that sees " +
+			"no driver: the driver is not loaded on the node, or the container runtime does not give " +
+			"containers the driver (NVIDIA's container toolkit as the runtime or its CDI specs; for AMD, the " +
+			"out-of-tree amdgpu driver is the one with a version file).",
 	}
 }
 

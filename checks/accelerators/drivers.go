@@ -20,8 +20,22 @@ func (AcceleratorDrivers) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "accelerator-drivers", Title: "Every accelerator node reports its driver version, and they agree",
 		Requirement: "driver_runtime_management",
-		Description: "Accelerator nodes are those advertising an accelerator resource and those an accelerator DRA driver publishes devices for. Each must report the version of its vendor's driver: a DRA driver's device attribute driverVersion where one publishes for the node (the mechanism the checklist looks forward to), else the labels of the vendor's labeller in checks/accelerators/node_labels.yaml (NVIDIA's GPU Feature Discovery: nvidia.com/cuda.driver-version.full, with the CUDA runtime version beside it; AMD's node labeller: amd.com/gpu.driver-version). Passes when every node reports one and nodes of a vendor agree; warns naming the nodes of each version when they differ; fails naming the nodes that report none. The GPU Operator's ClusterPolicy, where installed, is shown with its state, and the RuntimeClasses that name a vendor's container-runtime handler (NVIDIA's nvidia, nvidia-cdi, nvidia-legacy) are named; none is said, not judged, as the nodes' default runtime or CDI may bring the devices instead. No accelerator node makes it not applicable.",
-		Remediation: "Install the vendor's labeller (GPU Feature Discovery, part of NVIDIA's GPU Operator and device plugin chart; AMD's node labeller) or a DRA driver that publishes driverVersion, and roll one driver version out to every node of a vendor (the GPU Operator's driver upgrade policy does it node by node).",
+		Description: "Accelerator nodes are those advertising an accelerator resource and those an accelerator DRA " +
+			"driver publishes devices for. Each must report the version of its vendor's driver: a DRA " +
+			"driver's device attribute driverVersion where one publishes for the node (the mechanism the " +
+			"checklist looks forward to), else the labels of the vendor's labeller in " +
+			"checks/accelerators/node_labels.yaml (NVIDIA's GPU Feature Discovery: " +
+			"nvidia.com/cuda.driver-version.full, with the CUDA runtime version beside it; AMD's node " +
+			"labeller: amd.com/gpu.driver-version). Passes when every node reports one and nodes of a vendor " +
+			"agree; warns naming the nodes of each version when they differ; fails naming the nodes that " +
+			"report none. The GPU Operator's ClusterPolicy, where installed, is shown with its state, and " +
+			"the RuntimeClasses that name a vendor's container-runtime handler (NVIDIA's nvidia, nvidia-cdi, " +
+			"nvidia-legacy) are named; none is said, not judged, as the nodes' default runtime or CDI may " +
+			"bring the devices instead. No accelerator node makes it not applicable.",
+		Remediation: "Install the vendor's labeller (GPU Feature Discovery, part of NVIDIA's GPU Operator and device " +
+			"plugin chart; AMD's node labeller) or a DRA driver that publishes driverVersion, and roll one " +
+			"driver version out to every node of a vendor (the GPU Operator's driver upgrade policy does it " +
+			"node by node).",
 	}
 }
 

@@ -99,8 +99,26 @@ func (GPUDevicePlugin) Meta() checks.Meta {
 		ID:          "gpu-device-plugin",
 		Title:       "A Ready device plugin on every GPU node",
 		Requirement: "gpu_nodes_allocatable",
-		Description: "GPU nodes are those advertising an accelerator resource (as for gpu-allocatable) or labelled nvidia.com/gpu.present=true. Device-plugin DaemonSets are recognised, in every namespace, by the pod labels of the NVIDIA device plugin (GPU Operator, Helm chart, static manifest, GKE), the AMD ROCm and the Intel GPU plugins (a table kept as data, checks/accelerators/device_plugins.yaml); their pods are read per DaemonSet by its selector and counted when the DaemonSet owns them. Each GPU node must run a Running and Ready pod of a DaemonSet serving its accelerator resources: none, or none Ready, fails. A plugin that is gone can leave a node advertising GPUs for a while, which is why gpu-allocatable alone is not enough. Warnings: where the NVIDIA GPU Operator's ClusterPolicy CRD is installed, a ClusterPolicy whose status.state is not ready (it covers the driver, toolkit and monitoring too, and the device plugin pods are judged directly), or that cannot be read; GPU Feature Discovery labels that disagree with the node (nvidia.com/gpu.present=true without nvidia.com/gpu, nvidia.com/gpu.count other than its capacity without MIG, no nvidia.com/gpu.product); resources for which no device plugin is known are not judged. No GPU node makes it not applicable.",
-		Remediation: "Install or repair the device plugin DaemonSet (the GPU Operator, or NVIDIA's k8s-device-plugin), check its nodeSelector and tolerations reach every GPU node, and read the pod's logs on the node where it fails (driver not loaded, wrong container runtime). For a ClusterPolicy not ready, `kubectl describe clusterpolicy` and the gpu-operator namespace's pods name the failing component.",
+		Description: "GPU nodes are those advertising an accelerator resource (as for gpu-allocatable) or labelled " +
+			"nvidia.com/gpu.present=true. Device-plugin DaemonSets are recognised, in every namespace, by " +
+			"the pod labels of the NVIDIA device plugin (GPU Operator, Helm chart, static manifest, GKE), " +
+			"the AMD ROCm and the Intel GPU plugins (a table kept as data, " +
+			"checks/accelerators/device_plugins.yaml); their pods are read per DaemonSet by its selector and " +
+			"counted when the DaemonSet owns them. Each GPU node must run a Running and Ready pod of a " +
+			"DaemonSet serving its accelerator resources: none, or none Ready, fails. A plugin that is gone " +
+			"can leave a node advertising GPUs for a while, which is why gpu-allocatable alone is not " +
+			"enough. Warnings: where the NVIDIA GPU Operator's ClusterPolicy CRD is installed, a " +
+			"ClusterPolicy whose status.state is not ready (it covers the driver, toolkit and monitoring " +
+			"too, and the device plugin pods are judged directly), or that cannot be read; GPU Feature " +
+			"Discovery labels that disagree with the node (nvidia.com/gpu.present=true without " +
+			"nvidia.com/gpu, nvidia.com/gpu.count other than its capacity without MIG, no " +
+			"nvidia.com/gpu.product); resources for which no device plugin is known are not judged. No GPU " +
+			"node makes it not applicable.",
+		Remediation: "Install or repair the device plugin DaemonSet (the GPU Operator, or NVIDIA's " +
+			"k8s-device-plugin), check its nodeSelector and tolerations reach every GPU node, and read the " +
+			"pod's logs on the node where it fails (driver not loaded, wrong container runtime). For a " +
+			"ClusterPolicy not ready, `kubectl describe clusterpolicy` and the gpu-operator namespace's pods " +
+			"name the failing component.",
 	}
 }
 

@@ -25,8 +25,14 @@ func (GPUAllocatable) Meta() checks.Meta {
 		ID:          "gpu-allocatable",
 		Title:       "GPU nodes Ready and allocatable",
 		Requirement: "gpu_nodes_allocatable", ReadsNodePods: true,
-		Description: "Nodes advertising an accelerator resource (nvidia.com/gpu, nvidia.com/mig-*, amd.com/gpu, gpu.intel.com/*, habana.ai/gaudi) are found from the node list; each must be Ready (Unknown is not Ready) and have more than zero of it allocatable. What running pods request is read per GPU node with a spec.nodeName field selector, as `kubectl describe node` does. No accelerator node at all makes the requirement not applicable.",
-		Remediation: "For a NotReady node, read its conditions (`kubectl describe node`); for zero allocatable, check the device plugin DaemonSet (NVIDIA GPU Operator or k8s-device-plugin) runs on that node and the driver is loaded.",
+		Description: "Nodes advertising an accelerator resource (nvidia.com/gpu, nvidia.com/mig-*, amd.com/gpu, " +
+			"gpu.intel.com/*, habana.ai/gaudi) are found from the node list; each must be Ready (Unknown is " +
+			"not Ready) and have more than zero of it allocatable. What running pods request is read per GPU " +
+			"node with a spec.nodeName field selector, as `kubectl describe node` does. No accelerator node " +
+			"at all makes the requirement not applicable.",
+		Remediation: "For a NotReady node, read its conditions (`kubectl describe node`); for zero allocatable, check " +
+			"the device plugin DaemonSet (NVIDIA GPU Operator or k8s-device-plugin) runs on that node and " +
+			"the driver is loaded.",
 	}
 }
 

@@ -21,8 +21,18 @@ func (GPUSharing) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "gpu-sharing", Title: "Accelerators are shared: partitions or oversubscription are schedulable",
 		Requirement: "gpu_sharing",
-		Description: "Reads the accelerator nodes (an accelerator resource, or an accelerator DRA driver's devices) for a sharing strategy exposed to the scheduler: MIG partitions as resources of their own (nvidia.com/mig-*, the mixed strategy) or standing for whole GPUs (nvidia.com/mig.strategy=single); time-slicing or MPS (GPU Feature Discovery's nvidia.com/gpu.sharing-strategy with nvidia.com/gpu.replicas above 1, or an allocatable count above the physical nvidia.com/gpu.count); DRA devices drawing on counters a slice shares (partitionable devices), or of type mig. Passes naming each strategy and its nodes; fails when the nodes expose none (naming those whose GPUs could be partitioned, nvidia.com/mig.capable=true). No accelerator node makes it not applicable.",
-		Remediation: "Configure one sharing strategy: MIG through the GPU Operator's MIG manager (nvidia.com/mig.config), time-slicing or MPS through the device plugin's sharing configuration (replicas per GPU), or a DRA driver that publishes partitions.",
+		Description: "Reads the accelerator nodes (an accelerator resource, or an accelerator DRA driver's devices) " +
+			"for a sharing strategy exposed to the scheduler: MIG partitions as resources of their own " +
+			"(nvidia.com/mig-*, the mixed strategy) or standing for whole GPUs " +
+			"(nvidia.com/mig.strategy=single); time-slicing or MPS (GPU Feature Discovery's " +
+			"nvidia.com/gpu.sharing-strategy with nvidia.com/gpu.replicas above 1, or an allocatable count " +
+			"above the physical nvidia.com/gpu.count); DRA devices drawing on counters a slice shares " +
+			"(partitionable devices), or of type mig. Passes naming each strategy and its nodes; fails when " +
+			"the nodes expose none (naming those whose GPUs could be partitioned, " +
+			"nvidia.com/mig.capable=true). No accelerator node makes it not applicable.",
+		Remediation: "Configure one sharing strategy: MIG through the GPU Operator's MIG manager " +
+			"(nvidia.com/mig.config), time-slicing or MPS through the device plugin's sharing configuration " +
+			"(replicas per GPU), or a DRA driver that publishes partitions.",
 	}
 }
 

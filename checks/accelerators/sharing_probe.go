@@ -55,8 +55,36 @@ func (GPUSharingProbe) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "gpu-sharing-probe", Title: "Pods that each hold a share of a GPU are bound to one physical GPU",
 		Requirement: "gpu_sharing", Probe: true,
-		Description: "Under --probe only. Finds the Ready accelerator nodes whose NVIDIA GPUs are shared through a resource a pod can ask for, as gpu-sharing reads them: time-slicing or MPS replicas (nvidia.com/gpu, or nvidia.com/gpu.shared, with nvidia.com/gpu.replicas above 1), an allocatable above the physical nvidia.com/gpu.count, MIG partitions (nvidia.com/mig-*, or nvidia.com/gpu under the single strategy). Two shares of one resource may come from two different GPUs of a node that has several: NVIDIA's device plugin spreads time-sliced replicas over the GPUs. So the probe asks only where the outcome is forced when it can: on a node publishing N physical GPUs (nvidia.com/gpu.count, for time-slicing, MPS and oversubscription) with N+1 shares free it runs N+1 pods (at most 9), and two of them must land on one GPU; the node with the fewest GPUs is preferred, so a node of one GPU takes two pods. Otherwise it runs two pods on the node with the most shares free. Each pod (aiconform-share-a, -b, ...; --probe-shell-image, non-root, no privilege, all capabilities dropped, CPU and memory limits, a deadline) is pinned to the node, tolerates the resource's taint, holds one share, and prints `nvidia-smi -L` (the GPU it sees and its UUID; for MIG, the parent GPU and the MIG device) and `echo $NVIDIA_VISIBLE_DEVICES` (the device IDs the device plugin gave it, used when nvidia-smi is not in the container); the outputs are read back through the API server as `kubectl logs` does. Passes when two pods see the same physical GPU (the same parent GPU for MIG devices), naming it. Fails when a pod sees no GPU or more than one, or when the outcome was forced and every pod saw a different GPU. Warns when two pods on a node of several GPUs (or an unpublished count) were given shares of two different GPUs: the device plugin chose, which neither shows nor disproves sharing. Skips without a shared NVIDIA resource on a Ready node (DRA partitions are asked for by claims, not probed here); an error when fewer than two shares are free, the pods do not end, or their output says nothing either way.",
-		Remediation: "A pod that sees no GPU: the container runtime does not give containers what the device plugin allocated (NVIDIA's container toolkit as the runtime, or its CDI specs). Shares of different GPUs where the node has fewer: the node's labels are stale (restart GPU Feature Discovery on it) or the device plugin's sharing configuration is not the one applied (check its config map and the node's nvidia.com/device-plugin.config label). A pod that sees every GPU: the runtime hands all devices to every container (NVIDIA_VISIBLE_DEVICES=all in the image or the runtime's defaults); see device-isolation-probe.",
+		Description: "Under --probe only. Finds the Ready accelerator nodes whose NVIDIA GPUs are shared through a " +
+			"resource a pod can ask for, as gpu-sharing reads them: time-slicing or MPS replicas " +
+			"(nvidia.com/gpu, or nvidia.com/gpu.shared, with nvidia.com/gpu.replicas above 1), an " +
+			"allocatable above the physical nvidia.com/gpu.count, MIG partitions (nvidia.com/mig-*, or " +
+			"nvidia.com/gpu under the single strategy). Two shares of one resource may come from two " +
+			"different GPUs of a node that has several: NVIDIA's device plugin spreads time-sliced replicas " +
+			"over the GPUs. So the probe asks only where the outcome is forced when it can: on a node " +
+			"publishing N physical GPUs (nvidia.com/gpu.count, for time-slicing, MPS and oversubscription) " +
+			"with N+1 shares free it runs N+1 pods (at most 9), and two of them must land on one GPU; the " +
+			"node with the fewest GPUs is preferred, so a node of one GPU takes two pods. Otherwise it runs " +
+			"two pods on the node with the most shares free. Each pod (aiconform-share-a, -b, ...; " +
+			"--probe-shell-image, non-root, no privilege, all capabilities dropped, CPU and memory limits, a " +
+			"deadline) is pinned to the node, tolerates the resource's taint, holds one share, and prints " +
+			"`nvidia-smi -L` (the GPU it sees and its UUID; for MIG, the parent GPU and the MIG device) and " +
+			"`echo $NVIDIA_VISIBLE_DEVICES` (the device IDs the device plugin gave it, used when nvidia-smi " +
+			"is not in the container); the outputs are read back through the API server as `kubectl logs` " +
+			"does. Passes when two pods see the same physical GPU (the same parent GPU for MIG devices), " +
+			"naming it. Fails when a pod sees no GPU or more than one, or when the outcome was forced and " +
+			"every pod saw a different GPU. Warns when two pods on a node of several GPUs (or an unpublished " +
+			"count) were given shares of two different GPUs: the device plugin chose, which neither shows " +
+			"nor disproves sharing. Skips without a shared NVIDIA resource on a Ready node (DRA partitions " +
+			"are asked for by claims, not probed here); an error when fewer than two shares are free, the " +
+			"pods do not end, or their output says nothing either way.",
+		Remediation: "A pod that sees no GPU: the container runtime does not give containers what the device plugin " +
+			"allocated (NVIDIA's container toolkit as the runtime, or its CDI specs). Shares of different " +
+			"GPUs where the node has fewer: the node's labels are stale (restart GPU Feature Discovery on " +
+			"it) or the device plugin's sharing configuration is not the one applied (check its config map " +
+			"and the node's nvidia.com/device-plugin.config label). A pod that sees every GPU: the runtime " +
+			"hands all devices to every container (NVIDIA_VISIBLE_DEVICES=all in the image or the runtime's " +
+			"defaults); see device-isolation-probe.",
 	}
 }
 

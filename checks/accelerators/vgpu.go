@@ -18,8 +18,16 @@ func (VirtualizedAccelerators) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "vgpu-exposed", Title: "Virtualized accelerators are exposed to workloads",
 		Requirement: "virtualized_accelerator",
-		Description: "Reads the accelerator nodes (an accelerator resource, or an accelerator DRA driver's devices) for virtualized accelerators, from the labels of checks/accelerators/node_labels.yaml: GPU Feature Discovery's nvidia.com/vgpu.present=true (the node's GPUs are vGPUs of a hypervisor), the GPU Operator's nvidia.com/gpu.workload.config=vm-vgpu (the node hands vGPUs to virtual machines), AMD's amd.com/gpu.mode=vf-passthrough (virtual functions); and DRA devices of type vgpu. Passes naming the nodes and the mechanism; fails when no accelerator node shows one. No accelerator node makes it not applicable.",
-		Remediation: "Where the accelerators support it, run them virtualized: NVIDIA vGPU with the GPU Operator's vGPU manager (vm-vgpu workloads, or vGPU guests with GPU Feature Discovery), AMD's virtual functions through its GPU Operator.",
+		Description: "Reads the accelerator nodes (an accelerator resource, or an accelerator DRA driver's devices) " +
+			"for virtualized accelerators, from the labels of checks/accelerators/node_labels.yaml: GPU " +
+			"Feature Discovery's nvidia.com/vgpu.present=true (the node's GPUs are vGPUs of a hypervisor), " +
+			"the GPU Operator's nvidia.com/gpu.workload.config=vm-vgpu (the node hands vGPUs to virtual " +
+			"machines), AMD's amd.com/gpu.mode=vf-passthrough (virtual functions); and DRA devices of type " +
+			"vgpu. Passes naming the nodes and the mechanism; fails when no accelerator node shows one. No " +
+			"accelerator node makes it not applicable.",
+		Remediation: "Where the accelerators support it, run them virtualized: NVIDIA vGPU with the GPU Operator's " +
+			"vGPU manager (vm-vgpu workloads, or vGPU guests with GPU Feature Discovery), AMD's virtual " +
+			"functions through its GPU Operator.",
 	}
 }
 

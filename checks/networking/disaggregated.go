@@ -81,8 +81,22 @@ func (DisaggregatedServing) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "disaggregated-serving", Title: "A serving stack runs prefill and decode as separate components",
 		Requirement: "disaggregated_inference",
-		Description: "Reads the Deployments, StatefulSets and (when their CRD is served) LeaderWorkerSets, and the custom resources of the stacks aiconform knows (disaggregated.yaml). A workload's phase is a label on its pod template or on itself: llm-d.ai/role for llm-d, the Dynamo operator's component-type labels, a RoleBasedGroup's role label; workloads of one stack are tied by the stack's group label (a Dynamo graph, a RoleBasedGroup) or, without one, by their namespace. A KServe LLMInferenceService with a prefill section is a stack of its own, its phases judged by its MainWorkloadReady and PrefillWorkloadReady conditions. A phase is ready when one of its workloads has a ready replica. The InferencePool or HTTPRoute in front of a stack, when one selects or points at its components, is named. Passes when a stack has both phases ready; warns when stacks have both phases but one is not ready or scaled to zero; fails when no stack runs both phases apart.",
-		Remediation: "Deploy a model with prefill and decode as separate workloads, each scaled on its own: llm-d's P/D disaggregation guide, a KServe LLMInferenceService with spec.prefill, an NVIDIA Dynamo graph with prefill and decode workers, or an SGLang RoleBasedGroup. `kubectl get deploy,sts -n NS -o wide --show-labels` shows which phase each workload carries and how many replicas are ready.",
+		Description: "Reads the Deployments, StatefulSets and (when their CRD is served) LeaderWorkerSets, and the " +
+			"custom resources of the stacks aiconform knows (disaggregated.yaml). A workload's phase is a " +
+			"label on its pod template or on itself: llm-d.ai/role for llm-d, the Dynamo operator's " +
+			"component-type labels, a RoleBasedGroup's role label; workloads of one stack are tied by the " +
+			"stack's group label (a Dynamo graph, a RoleBasedGroup) or, without one, by their namespace. A " +
+			"KServe LLMInferenceService with a prefill section is a stack of its own, its phases judged by " +
+			"its MainWorkloadReady and PrefillWorkloadReady conditions. A phase is ready when one of its " +
+			"workloads has a ready replica. The InferencePool or HTTPRoute in front of a stack, when one " +
+			"selects or points at its components, is named. Passes when a stack has both phases ready; warns " +
+			"when stacks have both phases but one is not ready or scaled to zero; fails when no stack runs " +
+			"both phases apart.",
+		Remediation: "Deploy a model with prefill and decode as separate workloads, each scaled on its own: llm-d's " +
+			"P/D disaggregation guide, a KServe LLMInferenceService with spec.prefill, an NVIDIA Dynamo " +
+			"graph with prefill and decode workers, or an SGLang RoleBasedGroup. `kubectl get deploy,sts -n " +
+			"NS -o wide --show-labels` shows which phase each workload carries and how many replicas are " +
+			"ready.",
 	}
 }
 

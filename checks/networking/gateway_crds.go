@@ -16,8 +16,15 @@ func (GatewayAPICRDs) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "gateway-api-crds", Title: "The Gateway API is served",
 		Requirement: "ai_inference",
-		Description: "Reads the CRDs and finds the Gateway API's GatewayClass, Gateway and HTTPRoute (gateway.networking.k8s.io): each must be Established and serve v1. The release and channel the Gateway API project stamps on its CRDs (the annotations gateway.networking.k8s.io/bundle-version and /channel) are reported, and the group's other kinds named. Passes when all three are served at v1; fails otherwise. CRDs are where an implementation starts: what it does with them is judged by gateways-programmed and httproutes-accepted.",
-		Remediation: "Install the Gateway API CRDs of a release your implementation supports (the standard channel holds GatewayClass, Gateway and HTTPRoute at v1), usually with the implementation itself.",
+		Description: "Reads the CRDs and finds the Gateway API's GatewayClass, Gateway and HTTPRoute " +
+			"(gateway.networking.k8s.io): each must be Established and serve v1. The release and channel the " +
+			"Gateway API project stamps on its CRDs (the annotations " +
+			"gateway.networking.k8s.io/bundle-version and /channel) are reported, and the group's other " +
+			"kinds named. Passes when all three are served at v1; fails otherwise. CRDs are where an " +
+			"implementation starts: what it does with them is judged by gateways-programmed and " +
+			"httproutes-accepted.",
+		Remediation: "Install the Gateway API CRDs of a release your implementation supports (the standard channel " +
+			"holds GatewayClass, Gateway and HTTPRoute at v1), usually with the implementation itself.",
 	}
 }
 

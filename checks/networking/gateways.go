@@ -20,8 +20,15 @@ func (GatewaysProgrammed) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "gateways-programmed", Title: "A Gateway API implementation programs gateways",
 		Requirement: "ai_inference",
-		Description: "Reads the GatewayClasses and Gateways. A GatewayClass is accepted when its Accepted condition is True for its current generation: the implementation named by its controllerName has taken it. A Gateway is programmed when its Programmed condition is True for its current generation; its addresses are reported. Passes when every Gateway of an accepted class is programmed and at least one is; warns when an accepted class has no programmed Gateway, or some Gateways are not programmed; fails when no GatewayClass is accepted, since then no implementation acts on the API.",
-		Remediation: "Install a Gateway API implementation and its GatewayClass; `kubectl describe gatewayclass NAME` and `kubectl describe gateway -n NS NAME` show the conditions it set and why.",
+		Description: "Reads the GatewayClasses and Gateways. A GatewayClass is accepted when its Accepted condition " +
+			"is True for its current generation: the implementation named by its controllerName has taken " +
+			"it. A Gateway is programmed when its Programmed condition is True for its current generation; " +
+			"its addresses are reported. Passes when every Gateway of an accepted class is programmed and at " +
+			"least one is; warns when an accepted class has no programmed Gateway, or some Gateways are not " +
+			"programmed; fails when no GatewayClass is accepted, since then no implementation acts on the " +
+			"API.",
+		Remediation: "Install a Gateway API implementation and its GatewayClass; `kubectl describe gatewayclass NAME` " +
+			"and `kubectl describe gateway -n NS NAME` show the conditions it set and why.",
 	}
 }
 

@@ -19,8 +19,18 @@ func (InferenceExtensionCRDs) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "inference-extension-crds", Title: "The Gateway API Inference Extension is served",
 		Requirement: "advanced_inference_ingress",
-		Description: "Reads the CRDs and finds the Gateway API Inference Extension's InferencePool of inference.networking.k8s.io, the kind a gateway routes to when an endpoint picker chooses the model server for each request: it must be Established and serve v1. The release the project stamps on its CRDs (the annotation inference.networking.k8s.io/bundle-version) is reported, and the kinds of the experimental group inference.networking.x-k8s.io (InferenceObjective, InferenceModelRewrite, InferencePoolImport...) are named. Passes when InferencePool is served at v1; warns when only the InferencePool of the releases before v1.0 (inference.networking.x-k8s.io) is served, which current implementations no longer read; fails otherwise. CRDs say nothing of routing: inference-pools-ready and inference-routes-accepted judge what an implementation does with them.",
-		Remediation: "Install the CRDs of a Gateway API Inference Extension release (v1.0 or later) that your gateway implementation supports, and move pools of the pre-GA group to inference.networking.k8s.io/v1.",
+		Description: "Reads the CRDs and finds the Gateway API Inference Extension's InferencePool of " +
+			"inference.networking.k8s.io, the kind a gateway routes to when an endpoint picker chooses the " +
+			"model server for each request: it must be Established and serve v1. The release the project " +
+			"stamps on its CRDs (the annotation inference.networking.k8s.io/bundle-version) is reported, and " +
+			"the kinds of the experimental group inference.networking.x-k8s.io (InferenceObjective, " +
+			"InferenceModelRewrite, InferencePoolImport...) are named. Passes when InferencePool is served " +
+			"at v1; warns when only the InferencePool of the releases before v1.0 " +
+			"(inference.networking.x-k8s.io) is served, which current implementations no longer read; fails " +
+			"otherwise. CRDs say nothing of routing: inference-pools-ready and inference-routes-accepted " +
+			"judge what an implementation does with them.",
+		Remediation: "Install the CRDs of a Gateway API Inference Extension release (v1.0 or later) that your gateway " +
+			"implementation supports, and move pools of the pre-GA group to inference.networking.k8s.io/v1.",
 	}
 }
 

@@ -24,8 +24,24 @@ func (InferencePoolsReady) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "inference-pools-ready", Title: "InferencePools have an endpoint picker, ready model servers and an accepting gateway",
 		Requirement: "advanced_inference_ingress",
-		Description: "Reads the InferencePools (inference.networking.k8s.io/v1) and judges each on three things. Its endpoint picker, the service that chooses a model server for each request from the servers' metrics (queue depth, KV-cache use, loaded adapters), named by spec.endpointPickerRef: a Service of the pool's namespace that exists, is not ExternalName, has the port named, and has ready endpoints in its EndpointSlices. Its model servers, the pods spec.selector selects in its namespace: counted from the Deployments and StatefulSets whose pod template the selector matches (their ready replicas), or, when none does, from the pods the selector lists there. Its parents, the Gateways in status.parents: the implementation reports Accepted True for the pool's current generation, and ResolvedRefs True when it reports it. Passes when every pool is usable this way; warns when some are not; fails when none is; says nothing when the API is not served or there is no pool. The picker's own routing decisions are not observed: a ready picker behind an accepting gateway is what can make them.",
-		Remediation: "`kubectl describe inferencepool -n NS NAME` shows each gateway's Accepted and ResolvedRefs conditions and why. Deploy the endpoint picker (GAIE's chart installs one beside each pool) and check its Service's endpoints with `kubectl get endpointslices -n NS -l kubernetes.io/service-name=NAME`; make sure the pool's selector matches the model server pods' labels and that an HTTPRoute of a Gateway whose implementation supports InferencePool sends to it.",
+		Description: "Reads the InferencePools (inference.networking.k8s.io/v1) and judges each on three things. Its " +
+			"endpoint picker, the service that chooses a model server for each request from the servers' " +
+			"metrics (queue depth, KV-cache use, loaded adapters), named by spec.endpointPickerRef: a " +
+			"Service of the pool's namespace that exists, is not ExternalName, has the port named, and has " +
+			"ready endpoints in its EndpointSlices. Its model servers, the pods spec.selector selects in its " +
+			"namespace: counted from the Deployments and StatefulSets whose pod template the selector " +
+			"matches (their ready replicas), or, when none does, from the pods the selector lists there. Its " +
+			"parents, the Gateways in status.parents: the implementation reports Accepted True for the " +
+			"pool's current generation, and ResolvedRefs True when it reports it. Passes when every pool is " +
+			"usable this way; warns when some are not; fails when none is; says nothing when the API is not " +
+			"served or there is no pool. The picker's own routing decisions are not observed: a ready picker " +
+			"behind an accepting gateway is what can make them.",
+		Remediation: "`kubectl describe inferencepool -n NS NAME` shows each gateway's Accepted and ResolvedRefs " +
+			"conditions and why. Deploy the endpoint picker (GAIE's chart installs one beside each pool) and " +
+			"check its Service's endpoints with `kubectl get endpointslices -n NS -l " +
+			"kubernetes.io/service-name=NAME`; make sure the pool's selector matches the model server pods' " +
+			"labels and that an HTTPRoute of a Gateway whose implementation supports InferencePool sends to " +
+			"it.",
 	}
 }
 

@@ -19,8 +19,18 @@ func (InferenceRoutesAccepted) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "inference-routes-accepted", Title: "Routes to InferencePools are accepted",
 		Requirement: "advanced_inference_ingress",
-		Description: "Reads the HTTPRoutes and keeps those with a backendRef of group inference.networking.k8s.io and kind InferencePool: traffic a gateway hands to the pool's endpoint picker rather than to a Service. Such a route is accepted when every parent in its status.parents reports Accepted and ResolvedRefs True for the route's current generation, and every pool it names exists. Passes when every such route is accepted; warns when some parents or routes are not; fails when none is; says nothing when no HTTPRoute sends to an InferencePool, as httproutes-accepted says nothing without a route.",
-		Remediation: "`kubectl describe httproute -n NS NAME` shows each parent's Accepted and ResolvedRefs conditions with their reasons: a gateway implementation that does not support InferencePool backends reports the backend as an unsupported kind (InvalidKind); a missing pool, BackendNotFound. Use an implementation that supports the Gateway API Inference Extension and create the pool in the route's namespace.",
+		Description: "Reads the HTTPRoutes and keeps those with a backendRef of group inference.networking.k8s.io and " +
+			"kind InferencePool: traffic a gateway hands to the pool's endpoint picker rather than to a " +
+			"Service. Such a route is accepted when every parent in its status.parents reports Accepted and " +
+			"ResolvedRefs True for the route's current generation, and every pool it names exists. Passes " +
+			"when every such route is accepted; warns when some parents or routes are not; fails when none " +
+			"is; says nothing when no HTTPRoute sends to an InferencePool, as httproutes-accepted says " +
+			"nothing without a route.",
+		Remediation: "`kubectl describe httproute -n NS NAME` shows each parent's Accepted and ResolvedRefs " +
+			"conditions with their reasons: a gateway implementation that does not support InferencePool " +
+			"backends reports the backend as an unsupported kind (InvalidKind); a missing pool, " +
+			"BackendNotFound. Use an implementation that supports the Gateway API Inference Extension and " +
+			"create the pool in the route's namespace.",
 	}
 }
 

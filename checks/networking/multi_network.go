@@ -37,8 +37,17 @@ func (MultiNetwork) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "multi-network", Title: "Pods can attach to several network interfaces",
 		Requirement: "high_performance_networking",
-		Description: "Looks for a mechanism that gives a pod interfaces beside its pod network, and for networks it defines: Multus' NetworkAttachmentDefinitions (k8s.cni.cncf.io/v1), counted per namespace with the CNI plugin each names (the type of its config, or of each plugin of a conflist); GKE multi-networking's Networks (networking.gke.io/v1) other than the default pod network, with their type; and the network DRA drivers of network-devices that publish devices, since such a driver moves the device it allocates into the pod. The CRDs and ResourceSlices are the lists other checks make; no pod is read. Passes when a mechanism has a network or device defined, naming each; fails when none has, saying what was looked for.",
-		Remediation: "Install Multus and define a NetworkAttachmentDefinition for the secondary network (SR-IOV, macvlan, ipvlan, host-device), enable GKE multi-networking and create its Networks, or install a DRA network driver such as DRANET, which moves an allocated interface into the pod.",
+		Description: "Looks for a mechanism that gives a pod interfaces beside its pod network, and for networks it " +
+			"defines: Multus' NetworkAttachmentDefinitions (k8s.cni.cncf.io/v1), counted per namespace with " +
+			"the CNI plugin each names (the type of its config, or of each plugin of a conflist); GKE " +
+			"multi-networking's Networks (networking.gke.io/v1) other than the default pod network, with " +
+			"their type; and the network DRA drivers of network-devices that publish devices, since such a " +
+			"driver moves the device it allocates into the pod. The CRDs and ResourceSlices are the lists " +
+			"other checks make; no pod is read. Passes when a mechanism has a network or device defined, " +
+			"naming each; fails when none has, saying what was looked for.",
+		Remediation: "Install Multus and define a NetworkAttachmentDefinition for the secondary network (SR-IOV, " +
+			"macvlan, ipvlan, host-device), enable GKE multi-networking and create its Networks, or install " +
+			"a DRA network driver such as DRANET, which moves an allocated interface into the pod.",
 	}
 }
 

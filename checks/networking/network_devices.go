@@ -246,8 +246,20 @@ func (NetworkDevices) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "network-devices", Title: "Network devices are schedulable resources whose characteristics the scheduler sees",
 		Requirement: "high_performance_networking",
-		Description: "Reads the ResourceSlices of the network DRA drivers checks/networking/network_devices.yaml knows (DRANET's dra.net, the SR-IOV DRA driver's sriovnetwork.k8snetworkplumbingwg.io; never an accelerator's), grouping their devices by driver: on which nodes, how many, and the names of the attributes they publish (interface, PCI address, NUMA node, RDMA...), which a claim's selectors and the scheduler match on; and the nodes' allocatable for the resources of network device plugins (SR-IOV pools, the RDMA shared device plugin's rdma/*, AWS EFA, GKE multi-networking). All of these are the lists other checks make. Passes when a network DRA driver publishes devices with attributes; warns when its devices publish none, or when network devices are only device-plugin resources, which are requested by count with nothing the scheduler can tell apart; fails when no network device is a resource at all. The DeviceClasses that select each driver's devices are named.",
-		Remediation: "Install a DRA network driver, such as DRANET, on the nodes with high-performance NICs (RDMA, SR-IOV), and a DeviceClass for its devices; `kubectl get resourceslices -o yaml` shows the attributes each device publishes.",
+		Description: "Reads the ResourceSlices of the network DRA drivers checks/networking/network_devices.yaml " +
+			"knows (DRANET's dra.net, the SR-IOV DRA driver's sriovnetwork.k8snetworkplumbingwg.io; never an " +
+			"accelerator's), grouping their devices by driver: on which nodes, how many, and the names of " +
+			"the attributes they publish (interface, PCI address, NUMA node, RDMA...), which a claim's " +
+			"selectors and the scheduler match on; and the nodes' allocatable for the resources of network " +
+			"device plugins (SR-IOV pools, the RDMA shared device plugin's rdma/*, AWS EFA, GKE " +
+			"multi-networking). All of these are the lists other checks make. Passes when a network DRA " +
+			"driver publishes devices with attributes; warns when its devices publish none, or when network " +
+			"devices are only device-plugin resources, which are requested by count with nothing the " +
+			"scheduler can tell apart; fails when no network device is a resource at all. The DeviceClasses " +
+			"that select each driver's devices are named.",
+		Remediation: "Install a DRA network driver, such as DRANET, on the nodes with high-performance NICs (RDMA, " +
+			"SR-IOV), and a DeviceClass for its devices; `kubectl get resourceslices -o yaml` shows the " +
+			"attributes each device publishes.",
 	}
 }
 

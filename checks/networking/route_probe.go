@@ -80,8 +80,31 @@ func (RouteProbe) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "route-probe", Title: "A route of the run's own splits traffic by weight and matches a header, through the gateway",
 		Requirement: "ai_inference", Probe: true,
-		Description: "Under --probe only. Picks where the route attaches: an HTTP listener without a hostname of a programmed Gateway of an accepted class that admits routes from the run's namespace (allowedRoutes from All, or a selector the namespace matches); failing that, a Gateway of the run's own on the first accepted GatewayClass, its listener on the port a programmed Gateway of that class listens on (80 when none does). Runs two backends, aiconform-stable and aiconform-canary (--probe-shell-image's BusyBox httpd answering its own name; non-root, no privilege, all capabilities dropped, CPU and memory limits, a deadline), each behind a Service, and an HTTPRoute for a hostname of the run's own only (RUN.aiconform.invalid, which no one else's traffic carries): requests with the header x-aiconform-route: canary go to the canary, all others split 80/20 by weight. Once the backends are Ready, the route is Accepted with its references resolved and the Gateway programmed with an address, a client pod sends 200 requests and 20 with the header to that address and prints how many each backend answered; the output is read back through the API server, as `kubectl logs` does. Passes when every request is answered, the split lies within 10 percentage points of 80/20 and every request with the header reached the canary. Fails naming what did not happen: the route not accepted or the Gateway not programmed within --probe-timeout (with the implementation's reason), the gateway not answering, requests failing, the split off its weights, the header ignored. Skips when the Gateway API is not served or no GatewayClass is accepted; an error when a write is refused or the pods do not run.",
-		Remediation: "A route not accepted: `kubectl describe httproute -n NS aiconform-route` during the run shows the implementation's reason (NotAllowedByListeners, BackendNotFound...). The gateway not answering from a pod: its address must be reachable inside the cluster (a LoadBalancer without hairpin, a NetworkPolicy). A split off its weights or a header ignored: the implementation does not support weighted backendRefs or header matches of the Gateway API's core conformance; check its release notes and conformance report.",
+		Description: "Under --probe only. Picks where the route attaches: an HTTP listener without a hostname of a " +
+			"programmed Gateway of an accepted class that admits routes from the run's namespace " +
+			"(allowedRoutes from All, or a selector the namespace matches); failing that, a Gateway of the " +
+			"run's own on the first accepted GatewayClass, its listener on the port a programmed Gateway of " +
+			"that class listens on (80 when none does). Runs two backends, aiconform-stable and " +
+			"aiconform-canary (--probe-shell-image's BusyBox httpd answering its own name; non-root, no " +
+			"privilege, all capabilities dropped, CPU and memory limits, a deadline), each behind a Service, " +
+			"and an HTTPRoute for a hostname of the run's own only (RUN.aiconform.invalid, which no one " +
+			"else's traffic carries): requests with the header x-aiconform-route: canary go to the canary, " +
+			"all others split 80/20 by weight. Once the backends are Ready, the route is Accepted with its " +
+			"references resolved and the Gateway programmed with an address, a client pod sends 200 requests " +
+			"and 20 with the header to that address and prints how many each backend answered; the output is " +
+			"read back through the API server, as `kubectl logs` does. Passes when every request is " +
+			"answered, the split lies within 10 percentage points of 80/20 and every request with the header " +
+			"reached the canary. Fails naming what did not happen: the route not accepted or the Gateway not " +
+			"programmed within --probe-timeout (with the implementation's reason), the gateway not " +
+			"answering, requests failing, the split off its weights, the header ignored. Skips when the " +
+			"Gateway API is not served or no GatewayClass is accepted; an error when a write is refused or " +
+			"the pods do not run.",
+		Remediation: "A route not accepted: `kubectl describe httproute -n NS aiconform-route` during the run shows " +
+			"the implementation's reason (NotAllowedByListeners, BackendNotFound...). The gateway not " +
+			"answering from a pod: its address must be reachable inside the cluster (a LoadBalancer without " +
+			"hairpin, a NetworkPolicy). A split off its weights or a header ignored: the implementation does " +
+			"not support weighted backendRefs or header matches of the Gateway API's core conformance; check " +
+			"its release notes and conformance report.",
 	}
 }
 

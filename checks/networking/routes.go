@@ -21,8 +21,18 @@ func (HTTPRoutesAccepted) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "httproutes-accepted", Title: "Routes that split by weight or match headers are accepted",
 		Requirement: "ai_inference",
-		Description: "Reads the HTTPRoutes. A route is accepted when, for one of its parents, the implementation (status.parents[].controllerName) reports Accepted and ResolvedRefs True for the route's current generation. Among accepted routes it looks for those that split traffic by weight (a rule with two or more backendRefs; the weights are reported) or match on a header (an OpenAI-style x-model header, say). Passes when at least one such route is accepted (warns when other routes are not); fails when there are routes and none is accepted, or when the routes that split or match are all refused while plain ones are accepted; says nothing either way when there is no route, or none of the accepted ones splits or matches: then only the probe's own route shows it.",
-		Remediation: "Check the route's parents and backends: `kubectl describe httproute -n NS NAME` shows each parent's Accepted and ResolvedRefs conditions with their reasons (NotAllowedByListeners, BackendNotFound, RefNotPermitted...).",
+		Description: "Reads the HTTPRoutes. A route is accepted when, for one of its parents, the implementation " +
+			"(status.parents[].controllerName) reports Accepted and ResolvedRefs True for the route's " +
+			"current generation. Among accepted routes it looks for those that split traffic by weight (a " +
+			"rule with two or more backendRefs; the weights are reported) or match on a header (an " +
+			"OpenAI-style x-model header, say). Passes when at least one such route is accepted (warns when " +
+			"other routes are not); fails when there are routes and none is accepted, or when the routes " +
+			"that split or match are all refused while plain ones are accepted; says nothing either way when " +
+			"there is no route, or none of the accepted ones splits or matches: then only the probe's own " +
+			"route shows it.",
+		Remediation: "Check the route's parents and backends: `kubectl describe httproute -n NS NAME` shows each " +
+			"parent's Accepted and ResolvedRefs conditions with their reasons (NotAllowedByListeners, " +
+			"BackendNotFound, RefNotPermitted...).",
 	}
 }
 

@@ -25,8 +25,25 @@ func (AcceleratorMetrics) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "accelerator-metrics", Title: "Every accelerator's utilization and memory are served as metrics",
 		Requirement: "accelerator_metrics", ReadsNodePods: true,
-		Description: "Finds the accelerator metrics exporters checks/observability/exporters.yaml knows (NVIDIA's DCGM Exporter, AMD's Device Metrics Exporter, Intel's XPU Manager) by their DaemonSets' images, and on each accelerator node the exporter pod for its accelerators. Where a Prometheus server monitoring-system finds answers, one instant query of it (through the API server's service proxy) gives the series it has collected of every exporter pod, tied to a pod by the target's instance address or its namespace and pod labels; a node whose accelerators all have utilization and memory there needs no other read. Every other node's exporter is read itself, through the API server's pod proxy, as `kubectl get --raw /api/v1/namespaces/NS/pods/NAME:PORT/proxy/metrics` does, never dialling the pod, and parsed with the Prometheus project's own parser: no node fails on what a server has not collected. Each accelerator of the node (GPU Feature Discovery's gpu.count, else the allocatable count) must have a utilization and a memory series, told apart by the exporter's device label; temperature, power and interconnect series are reported, and named when absent. Passes when every accelerator node's accelerators all have both; warns when only optional kinds are missing; fails, naming the node, when a node has no exporter pod, a pod not Ready, metrics that do not answer, or accelerators without series.",
-		Remediation: "Run an accelerator metrics exporter on every accelerator node (the GPU Operator's DCGM Exporter, AMD's GPU Operator metrics exporter): `kubectl get --raw` of its pod's /metrics through the proxy shows what it serves, and its logs why a device has no series.",
+		Description: "Finds the accelerator metrics exporters checks/observability/exporters.yaml knows (NVIDIA's " +
+			"DCGM Exporter, AMD's Device Metrics Exporter, Intel's XPU Manager) by their DaemonSets' images, " +
+			"and on each accelerator node the exporter pod for its accelerators. Where a Prometheus server " +
+			"monitoring-system finds answers, one instant query of it (through the API server's service " +
+			"proxy) gives the series it has collected of every exporter pod, tied to a pod by the target's " +
+			"instance address or its namespace and pod labels; a node whose accelerators all have " +
+			"utilization and memory there needs no other read. Every other node's exporter is read itself, " +
+			"through the API server's pod proxy, as `kubectl get --raw " +
+			"/api/v1/namespaces/NS/pods/NAME:PORT/proxy/metrics` does, never dialling the pod, and parsed " +
+			"with the Prometheus project's own parser: no node fails on what a server has not collected. " +
+			"Each accelerator of the node (GPU Feature Discovery's gpu.count, else the allocatable count) " +
+			"must have a utilization and a memory series, told apart by the exporter's device label; " +
+			"temperature, power and interconnect series are reported, and named when absent. Passes when " +
+			"every accelerator node's accelerators all have both; warns when only optional kinds are " +
+			"missing; fails, naming the node, when a node has no exporter pod, a pod not Ready, metrics that " +
+			"do not answer, or accelerators without series.",
+		Remediation: "Run an accelerator metrics exporter on every accelerator node (the GPU Operator's DCGM " +
+			"Exporter, AMD's GPU Operator metrics exporter): `kubectl get --raw` of its pod's /metrics " +
+			"through the proxy shows what it serves, and its logs why a device has no series.",
 	}
 }
 

@@ -88,8 +88,25 @@ func (AcceleratorLoadProbe) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "accelerator-load-probe", Title: "An accelerator's utilization metric moves while a workload uses it",
 		Requirement: "accelerator_metrics", Probe: true,
-		Description: "Under --probe only. Picks the Ready, schedulable accelerator node with the most free of a resource whose exporter checks/observability/exporters.yaml knows how to load (NVIDIA's: dcgmproftester in DCGM's image, with no privilege), finds the exporter pod on it as accelerator-metrics does, and reads its metrics through the API server's pod proxy, as `kubectl get --raw` does: the utilization of each device before the load. Then one pod (--probe-load-image, else the vendor's image; non-root, no privilege, all capabilities dropped, CPU and memory limits, a deadline) holding one accelerator runs the load for up to two minutes while the probe reads the exporter every 5 seconds. Passes when the device the exporter ties to the probe's pod (its pod and namespace labels) rises by the stated amount (10 points of DCGM_FI_DEV_GPU_UTIL); warns when a device of the node rises but no series names the pod, so the rise cannot be tied to it; fails when the load runs to its end (and 40 seconds after) with no device rising, when the node has no Ready exporter, or when the exporter serves no utilization the probe can watch. An error when the pod cannot run or its load exits in error, or when the metrics cannot be read; skips where no Ready node offers such a resource. The pod is deleted as soon as the probe has judged, freeing the GPU before the run ends.",
-		Remediation: "Utilization that does not move under a load: the exporter reads stale or no device data (its logs; DCGM's host engine), or collects too rarely (its collection interval). No series naming the pod: turn on the exporter's Kubernetes pod mapping (DCGM_EXPORTER_KUBERNETES, with the kubelet's pod-resources socket mounted), as the GPU Operator does.",
+		Description: "Under --probe only. Picks the Ready, schedulable accelerator node with the most free of a " +
+			"resource whose exporter checks/observability/exporters.yaml knows how to load (NVIDIA's: " +
+			"dcgmproftester in DCGM's image, with no privilege), finds the exporter pod on it as " +
+			"accelerator-metrics does, and reads its metrics through the API server's pod proxy, as `kubectl " +
+			"get --raw` does: the utilization of each device before the load. Then one pod " +
+			"(--probe-load-image, else the vendor's image; non-root, no privilege, all capabilities dropped, " +
+			"CPU and memory limits, a deadline) holding one accelerator runs the load for up to two minutes " +
+			"while the probe reads the exporter every 5 seconds. Passes when the device the exporter ties to " +
+			"the probe's pod (its pod and namespace labels) rises by the stated amount (10 points of " +
+			"DCGM_FI_DEV_GPU_UTIL); warns when a device of the node rises but no series names the pod, so " +
+			"the rise cannot be tied to it; fails when the load runs to its end (and 40 seconds after) with " +
+			"no device rising, when the node has no Ready exporter, or when the exporter serves no " +
+			"utilization the probe can watch. An error when the pod cannot run or its load exits in error, " +
+			"or when the metrics cannot be read; skips where no Ready node offers such a resource. The pod " +
+			"is deleted as soon as the probe has judged, freeing the GPU before the run ends.",
+		Remediation: "Utilization that does not move under a load: the exporter reads stale or no device data (its " +
+			"logs; DCGM's host engine), or collects too rarely (its collection interval). No series naming " +
+			"the pod: turn on the exporter's Kubernetes pod mapping (DCGM_EXPORTER_KUBERNETES, with the " +
+			"kubelet's pod-resources socket mounted), as the GPU Operator does.",
 	}
 }
 

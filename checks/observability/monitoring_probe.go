@@ -67,8 +67,26 @@ func (MonitoringProbe) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "monitoring-probe", Title: "The monitoring system discovers a new pod, scrapes it and stores its series",
 		Requirement: "ai_service_metrics", Probe: true,
-		Description: "Under --probe only. Runs a pod of --probe-shell-image (BusyBox; non-root, no privilege, all capabilities dropped, CPU and memory limits, a deadline) whose httpd serves, in the Prometheus text format, a series of the run's own: aiconform_probe_up{run=\"RUN\"} 1. The Prometheus server monitoring-system found is told of it as it is told of any workload: for the Prometheus Operator, a PodMonitor in the run's namespace, labelled so that an available Prometheus object's podMonitorSelector and podMonitorNamespaceSelector select it; for a Prometheus of its own (the community chart's kubernetes-pods job), the pod's prometheus.io/scrape, port and path annotations. Once the pod is Ready, reads the server's /api/v1/targets through the API server's service proxy, as monitoring-targets does, every two seconds within --probe-timeout, then the instant query of the series. Passes when the pod's target is active and up with a scrape after the pod was Ready, and the query returns the series. Fails naming the step that did not happen in time: not discovered, discovered but down (with its last error), scraped but the query returning nothing. Skips when no Prometheus would select a PodMonitor in the run's namespace, or the only collectors are managed ones outside the cluster; an error when a read or a write is refused or the pod does not get Ready.",
-		Remediation: "A pod not discovered: the Prometheus object's podMonitorSelector and podMonitorNamespaceSelector (`kubectl get prometheus -A -o yaml`) or the server's scrape configuration (`kubectl get --raw .../proxy/api/v1/status/config`) leave it out; a target down: its lastError, and whether the server reaches pods' addresses (network policies); nothing stored: the server's own logs (out of order or rejected samples).",
+		Description: "Under --probe only. Runs a pod of --probe-shell-image (BusyBox; non-root, no privilege, all " +
+			"capabilities dropped, CPU and memory limits, a deadline) whose httpd serves, in the Prometheus " +
+			"text format, a series of the run's own: aiconform_probe_up{run=\"RUN\"} 1. The Prometheus " +
+			"server monitoring-system found is told of it as it is told of any workload: for the Prometheus " +
+			"Operator, a PodMonitor in the run's namespace, labelled so that an available Prometheus " +
+			"object's podMonitorSelector and podMonitorNamespaceSelector select it; for a Prometheus of its " +
+			"own (the community chart's kubernetes-pods job), the pod's prometheus.io/scrape, port and path " +
+			"annotations. Once the pod is Ready, reads the server's /api/v1/targets through the API server's " +
+			"service proxy, as monitoring-targets does, every two seconds within --probe-timeout, then the " +
+			"instant query of the series. Passes when the pod's target is active and up with a scrape after " +
+			"the pod was Ready, and the query returns the series. Fails naming the step that did not happen " +
+			"in time: not discovered, discovered but down (with its last error), scraped but the query " +
+			"returning nothing. Skips when no Prometheus would select a PodMonitor in the run's namespace, " +
+			"or the only collectors are managed ones outside the cluster; an error when a read or a write is " +
+			"refused or the pod does not get Ready.",
+		Remediation: "A pod not discovered: the Prometheus object's podMonitorSelector and " +
+			"podMonitorNamespaceSelector (`kubectl get prometheus -A -o yaml`) or the server's scrape " +
+			"configuration (`kubectl get --raw .../proxy/api/v1/status/config`) leave it out; a target down: " +
+			"its lastError, and whether the server reaches pods' addresses (network policies); nothing " +
+			"stored: the server's own logs (out of order or rejected samples).",
 	}
 }
 

@@ -20,8 +20,17 @@ func (MonitoringSystem) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "monitoring-system", Title: "A monitoring system runs in the cluster",
 		Requirement: "ai_service_metrics",
-		Description: "Finds the monitoring systems checks/observability/monitoring.yaml knows: the Prometheus Operator (its Prometheus, ServiceMonitor and PodMonitor CRDs, and each Prometheus object's Available condition), a Prometheus server of its own (the Services the common charts and manifests label), and managed collectors that show as CRDs (Google Cloud Managed Service for Prometheus, the OpenTelemetry Operator). Passes when one is found and none of the Prometheus Operator's servers is unavailable; warns when some are; fails when no monitoring system is found, or the Prometheus Operator runs no available Prometheus. What a system collects is judged by monitoring-targets.",
-		Remediation: "Install a monitoring system that discovers workloads in the cluster, such as the Prometheus Operator (kube-prometheus-stack) with a Prometheus object; `kubectl get prometheus -A` and the operator's logs say why a Prometheus is not Available.",
+		Description: "Finds the monitoring systems checks/observability/monitoring.yaml knows: the Prometheus " +
+			"Operator (its Prometheus, ServiceMonitor and PodMonitor CRDs, and each Prometheus object's " +
+			"Available condition), a Prometheus server of its own (the Services the common charts and " +
+			"manifests label), and managed collectors that show as CRDs (Google Cloud Managed Service for " +
+			"Prometheus, the OpenTelemetry Operator). Passes when one is found and none of the Prometheus " +
+			"Operator's servers is unavailable; warns when some are; fails when no monitoring system is " +
+			"found, or the Prometheus Operator runs no available Prometheus. What a system collects is " +
+			"judged by monitoring-targets.",
+		Remediation: "Install a monitoring system that discovers workloads in the cluster, such as the Prometheus " +
+			"Operator (kube-prometheus-stack) with a Prometheus object; `kubectl get prometheus -A` and the " +
+			"operator's logs say why a Prometheus is not Available.",
 	}
 }
 
@@ -134,8 +143,21 @@ func (MonitoringTargets) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "monitoring-targets", Title: "The monitoring system discovers workloads and collects their metrics",
 		Requirement: "ai_service_metrics",
-		Description: "Reads the active scrape targets of each Prometheus server monitoring-system found, from its HTTP API through the API server's service proxy, as `kubectl get --raw /api/v1/namespaces/NS/services/NAME:PORT/proxy/api/v1/targets` does, never dialling the server. A target is up when its last scrape succeeded and is recent (within three of its scrape intervals of the newest scrape the server reports); it is discovered when Prometheus' Kubernetes discovery found it. The AI workloads among the targets (KServe, KubeRay, Kubeflow, vLLM, Triton... by the labels and names in checks/observability/monitoring.yaml) are counted. Passes when a server scrapes up targets it discovered in the cluster, AI workloads among them and all up; warns when no AI workload is among the targets or some of them are down; fails when no server answers with a discovered target up. A managed collector, whose targets live outside the cluster, cannot be judged here: Error.",
-		Remediation: "Have the monitoring system discover the AI workloads (a ServiceMonitor or PodMonitor selecting their pods, or prometheus.io annotations where the configuration honours them); the server's /targets page, read with `kubectl get --raw` through the service proxy, shows each target's last error.",
+		Description: "Reads the active scrape targets of each Prometheus server monitoring-system found, from its " +
+			"HTTP API through the API server's service proxy, as `kubectl get --raw " +
+			"/api/v1/namespaces/NS/services/NAME:PORT/proxy/api/v1/targets` does, never dialling the server. " +
+			"A target is up when its last scrape succeeded and is recent (within three of its scrape " +
+			"intervals of the newest scrape the server reports); it is discovered when Prometheus' " +
+			"Kubernetes discovery found it. The AI workloads among the targets (KServe, KubeRay, Kubeflow, " +
+			"vLLM, Triton... by the labels and names in checks/observability/monitoring.yaml) are counted. " +
+			"Passes when a server scrapes up targets it discovered in the cluster, AI workloads among them " +
+			"and all up; warns when no AI workload is among the targets or some of them are down; fails when " +
+			"no server answers with a discovered target up. A managed collector, whose targets live outside " +
+			"the cluster, cannot be judged here: Error.",
+		Remediation: "Have the monitoring system discover the AI workloads (a ServiceMonitor or PodMonitor selecting " +
+			"their pods, or prometheus.io annotations where the configuration honours them); the server's " +
+			"/targets page, read with `kubectl get --raw` through the service proxy, shows each target's " +
+			"last error.",
 	}
 }
 

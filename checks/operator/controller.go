@@ -22,8 +22,19 @@ func (ControllerReady) Meta() checks.Meta {
 		Title:       "Controller Deployment available, pods Ready",
 		Requirement: "robust_controller",
 		PerOperator: true,
-		Description: "The operator's controller Deployment is found in any namespace: a Deployment whose pod template carries the profile's labels, one whose pods back a Service the operator's webhooks or CRD conversions call, or the one whose pod holds its leader Lease (the profile's namespace and name are hints that order what is found; the evidence says where and how it was found, and an operator installed in two namespaces is two candidates, each judged). It is Available, and every pod it selects is Running and Ready (Ready=Unknown is not Ready). A container (sidecars included) waiting in CrashLoopBackOff or terminated in a Running pod, or a pod not Ready, fails; restarts whose last termination is within the hour warn, with their count, reason (OOMKilled, Error) and exit code. Older restarts are listed in the details without changing the verdict.",
-		Remediation: "Look at the controller pods' events and logs (`kubectl describe pod`, `kubectl logs --previous`); a crash loop usually comes from missing RBAC, a CRD version mismatch or a webhook certificate the controller cannot read.",
+		Description: "The operator's controller Deployment is found in any namespace: a Deployment whose pod template " +
+			"carries the profile's labels, one whose pods back a Service the operator's webhooks or CRD " +
+			"conversions call, or the one whose pod holds its leader Lease (the profile's namespace and name " +
+			"are hints that order what is found; the evidence says where and how it was found, and an " +
+			"operator installed in two namespaces is two candidates, each judged). It is Available, and " +
+			"every pod it selects is Running and Ready (Ready=Unknown is not Ready). A container (sidecars " +
+			"included) waiting in CrashLoopBackOff or terminated in a Running pod, or a pod not Ready, " +
+			"fails; restarts whose last termination is within the hour warn, with their count, reason " +
+			"(OOMKilled, Error) and exit code. Older restarts are listed in the details without changing the " +
+			"verdict.",
+		Remediation: "Look at the controller pods' events and logs (`kubectl describe pod`, `kubectl logs " +
+			"--previous`); a crash loop usually comes from missing RBAC, a CRD version mismatch or a webhook " +
+			"certificate the controller cannot read.",
 	}
 }
 

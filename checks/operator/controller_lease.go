@@ -35,8 +35,24 @@ func (ControllerLease) Meta() checks.Meta {
 		Title:       "The controller holds a fresh leader lease",
 		Requirement: "robust_controller",
 		PerOperator: true,
-		Description: "The profile's leader-election Lease (the operator's LeaderElectionID, `controller.lease`) in the namespace where its controller was found (controller-ready says where and how) must be held by one of the controller's pods and renewed in time: spec.renewTime plus spec.leaseDurationSeconds after the time of judging. client-go and controller-runtime write the holder as `<hostname>_<uuid>`, and a pod's hostname is its spec.hostname, or else its name cut to 63 characters. A stale Lease fails, naming the last renewal and the holder: the leader stopped renewing, so it hangs or is gone, though its pod may still look Running. A holder that is no controller pod fails, naming it: something else holds the lock and the controller waits. A Lease without a holder fails: no replica leads. No Lease warns, since running without leader election is allowed for one replica, and fails when more than one controller pod runs: they would reconcile concurrently. A profile without a lease skips. The Leases of the controller namespace are read in one LIST.",
-		Remediation: "For a stale Lease, read the leader's logs (`kubectl logs` of the pod the holder names) and restart it; it may be deadlocked or cut off from the API server. For a holder that is no controller pod, find what holds the lock (an old install in another namespace sharing the name, a developer's local run) and stop it, or delete the Lease so a controller pod can take it. Without a Lease, enable leader election (KServe `--leader-elect`, KubeRay `--enable-leader-election`) before running more than one replica.",
+		Description: "The profile's leader-election Lease (the operator's LeaderElectionID, `controller.lease`) in " +
+			"the namespace where its controller was found (controller-ready says where and how) must be held " +
+			"by one of the controller's pods and renewed in time: spec.renewTime plus " +
+			"spec.leaseDurationSeconds after the time of judging. client-go and controller-runtime write the " +
+			"holder as `<hostname>_<uuid>`, and a pod's hostname is its spec.hostname, or else its name cut " +
+			"to 63 characters. A stale Lease fails, naming the last renewal and the holder: the leader " +
+			"stopped renewing, so it hangs or is gone, though its pod may still look Running. A holder that " +
+			"is no controller pod fails, naming it: something else holds the lock and the controller waits. " +
+			"A Lease without a holder fails: no replica leads. No Lease warns, since running without leader " +
+			"election is allowed for one replica, and fails when more than one controller pod runs: they " +
+			"would reconcile concurrently. A profile without a lease skips. The Leases of the controller " +
+			"namespace are read in one LIST.",
+		Remediation: "For a stale Lease, read the leader's logs (`kubectl logs` of the pod the holder names) and " +
+			"restart it; it may be deadlocked or cut off from the API server. For a holder that is no " +
+			"controller pod, find what holds the lock (an old install in another namespace sharing the name, " +
+			"a developer's local run) and stop it, or delete the Lease so a controller pod can take it. " +
+			"Without a Lease, enable leader election (KServe `--leader-elect`, KubeRay " +
+			"`--enable-leader-election`) before running more than one replica.",
 	}
 }
 

@@ -21,8 +21,10 @@ func (CRDsEstablished) Meta() checks.Meta {
 		Title:       "Operator CRDs established",
 		Requirement: "robust_controller",
 		PerOperator: true,
-		Description: "Each CRD the operator profile names exists, and its Established and NamesAccepted conditions are True, so the API server serves the operator's kinds.",
-		Remediation: "Install or repair the operator's CRDs; `kubectl describe crd NAME` shows why a CRD is not Established (a name conflict makes NamesAccepted False).",
+		Description: "Each CRD the operator profile names exists, and its Established and NamesAccepted conditions " +
+			"are True, so the API server serves the operator's kinds.",
+		Remediation: "Install or repair the operator's CRDs; `kubectl describe crd NAME` shows why a CRD is not " +
+			"Established (a name conflict makes NamesAccepted False).",
 	}
 }
 

@@ -39,8 +39,17 @@ func (CRsEvents) Meta() checks.Meta {
 		Title:       "No recent Warning events on custom resources",
 		Requirement: "robust_controller",
 		PerOperator: true,
-		Description: "Warning events whose involved object is a custom resource of the kinds the profile names (matched by API group and kind) and that were last seen within the hour before the time of judging (lastTimestamp, or for events written through events.k8s.io their series' last observation or eventTime) are reported one line per resource and reason (events on resources in aiconform's probe namespaces are not counted), with their count and latest message. They warn and never fail: an event tells what happened, while whether the resources are reconciled now is crs-reconciled's verdict. Older Warning events are history and pass. The events are read in one LIST of the cluster's Warning events (field selector type=Warning), shared by every operator.",
-		Remediation: "Read the events with the resource (`kubectl describe`) and the controller's logs around their time. Recurring warnings (failed creates, webhook denials, quota refusals, invalid specs) are what keeps a resource from becoming Ready or makes it flap.",
+		Description: "Warning events whose involved object is a custom resource of the kinds the profile names " +
+			"(matched by API group and kind) and that were last seen within the hour before the time of " +
+			"judging (lastTimestamp, or for events written through events.k8s.io their series' last " +
+			"observation or eventTime) are reported one line per resource and reason (events on resources in " +
+			"aiconform's probe namespaces are not counted), with their count and latest message. They warn " +
+			"and never fail: an event tells what happened, while whether the resources are reconciled now is " +
+			"crs-reconciled's verdict. Older Warning events are history and pass. The events are read in one " +
+			"LIST of the cluster's Warning events (field selector type=Warning), shared by every operator.",
+		Remediation: "Read the events with the resource (`kubectl describe`) and the controller's logs around their " +
+			"time. Recurring warnings (failed creates, webhook denials, quota refusals, invalid specs) are " +
+			"what keeps a resource from becoming Ready or makes it flap.",
 	}
 }
 

@@ -32,8 +32,19 @@ func (CRsReconciled) Meta() checks.Meta {
 		Title:       "Custom resources reconciled into children",
 		Requirement: "robust_controller",
 		PerOperator: true,
-		Description: "Every custom resource of the kinds the profile names has its ready condition(s) True (Unknown is not True), status.observedGeneration equal to metadata.generation where it is reported, and owns the child kinds the profile names by ownerReferences (pods through Deployment -> ReplicaSet -> Pod), with those children healthy: Deployments Available, at least one pod Running and Ready. Children are found by the profile's label, one LIST per kind in each namespace that holds such resources (one for the whole cluster when they are in more than 8 namespaces, or cluster-scoped). Resources an aiconform probe made (labelled aiconform.io/run, or in an aiconform-probe- namespace) are listed but not judged. No custom resource at all fails: nothing shows the controller reconciles.",
-		Remediation: "Read the resource's conditions and events (`kubectl describe`), and the controller's logs; a resource that never gets a status means the controller is not reconciling it at all. With no resource in the cluster, create a small one (for KServe, the sklearn iris InferenceService) or run with --probe when available.",
+		Description: "Every custom resource of the kinds the profile names has its ready condition(s) True (Unknown " +
+			"is not True), status.observedGeneration equal to metadata.generation where it is reported, and " +
+			"owns the child kinds the profile names by ownerReferences (pods through Deployment -> " +
+			"ReplicaSet -> Pod), with those children healthy: Deployments Available, at least one pod " +
+			"Running and Ready. Children are found by the profile's label, one LIST per kind in each " +
+			"namespace that holds such resources (one for the whole cluster when they are in more than 8 " +
+			"namespaces, or cluster-scoped). Resources an aiconform probe made (labelled aiconform.io/run, " +
+			"or in an aiconform-probe- namespace) are listed but not judged. No custom resource at all " +
+			"fails: nothing shows the controller reconciles.",
+		Remediation: "Read the resource's conditions and events (`kubectl describe`), and the controller's logs; a " +
+			"resource that never gets a status means the controller is not reconciling it at all. With no " +
+			"resource in the cluster, create a small one (for KServe, the sklearn iris InferenceService) or " +
+			"run with --probe when available.",
 	}
 }
 

@@ -31,8 +31,25 @@ func (CanaryReconciled) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "canary-reconciled", Title: "A fresh custom resource is reconciled: Ready, owning its children, and collected once deleted",
 		Requirement: "robust_controller", PerOperator: true, Probe: true,
-		Description: "Under --probe only. Creates the profile's canary (KServe: a small sklearn InferenceService; KubeRay: a RayCluster with one worker; Kubeflow Trainer: a one-node TrainJob; Training Operator: a one-master PyTorchJob) in the run's namespace aiconform-probe-RUN (a cluster-scoped kind, such as Kueue's empty ClusterQueue, is named after the run instead), labelled aiconform.io/run=RUN, and watches it and its children (no polling) until the conditions it must reach are True (its kind's ready conditions, or the probe's own, such as a TrainJob's Complete), recording a timeline: created, status first written, first child, every child kind present, Ready. Its children must be owned by it, directly or through one another (TrainJob -> JobSet -> Job -> Pod), as crs-reconciled judges existing resources; a failed condition (Failed=True) ends the wait with its reason. Then deletes it and watches its children until the garbage collector has removed them (a kind that owns nothing, such as a queue, until it is gone: Kueue releases its queues' finalizer). When it is not Ready in time, the check names the likely cause from the resource's conditions, its pods' states and the namespace's Warning events. The namespace, and any cluster-scoped canary, is deleted at the end of the run, however it ends.",
-		Remediation: "Read the diagnosis: a controller that wrote no status is not running or not watching the namespace (see controller-ready and controller-lease); a Pending pod names the resource the cluster lacks; an image that cannot be pulled needs a registry or a mirror; a model format without a serving runtime needs a ServingRuntime.",
+		Description: "Under --probe only. Creates the profile's canary (KServe: a small sklearn InferenceService; " +
+			"KubeRay: a RayCluster with one worker; Kubeflow Trainer: a one-node TrainJob; Training " +
+			"Operator: a one-master PyTorchJob) in the run's namespace aiconform-probe-RUN (a cluster-scoped " +
+			"kind, such as Kueue's empty ClusterQueue, is named after the run instead), labelled " +
+			"aiconform.io/run=RUN, and watches it and its children (no polling) until the conditions it must " +
+			"reach are True (its kind's ready conditions, or the probe's own, such as a TrainJob's " +
+			"Complete), recording a timeline: created, status first written, first child, every child kind " +
+			"present, Ready. Its children must be owned by it, directly or through one another (TrainJob -> " +
+			"JobSet -> Job -> Pod), as crs-reconciled judges existing resources; a failed condition " +
+			"(Failed=True) ends the wait with its reason. Then deletes it and watches its children until the " +
+			"garbage collector has removed them (a kind that owns nothing, such as a queue, until it is " +
+			"gone: Kueue releases its queues' finalizer). When it is not Ready in time, the check names the " +
+			"likely cause from the resource's conditions, its pods' states and the namespace's Warning " +
+			"events. The namespace, and any cluster-scoped canary, is deleted at the end of the run, however " +
+			"it ends.",
+		Remediation: "Read the diagnosis: a controller that wrote no status is not running or not watching the " +
+			"namespace (see controller-ready and controller-lease); a Pending pod names the resource the " +
+			"cluster lacks; an image that cannot be pulled needs a registry or a mirror; a model format " +
+			"without a serving runtime needs a ServingRuntime.",
 	}
 }
 

@@ -26,8 +26,21 @@ func (WebhooksAnswer) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "webhooks-answer", Title: "The operator's webhooks answer: an invalid resource is denied, a valid one admitted",
 		Requirement: "robust_controller", PerOperator: true, Probe: true,
-		Description: "Under --probe only. Sends the profile's invalid custom resource as a server-side dry-run create (nothing is stored) into the run's probe namespace; it passes when the API server's answer says the profile's webhook denied it (`admission webhook \"NAME\" denied the request`), that webhook being one of the operator's own (webhooks-served says which are), whatever its configuration is called. Where another component registers a webhook of the same name on the same kinds, the denial must also carry the profile's own message (deniedWith); a denial by another webhook is an error, since the operator's answer was not seen. Then sends the profile's canary the same way: it must be admitted, and what came back is compared with what was sent (the mutating webhooks' and the schema's defaults). A webhook that cannot be called fails with the API server's error; one whose sideEffects forbid dry runs is an error saying so. Without --probe it is skipped, and so it is, with or without, for an operator that registers no webhook and of which the profile requires none: there is nothing to answer.",
-		Remediation: "If the webhook cannot be called, check its Service, endpoints and serving certificate (webhooks-served) and the controller's logs. If the invalid resource was admitted, the webhook is not registered for CREATE on that resource or its failurePolicy is Ignore while it is down.",
+		Description: "Under --probe only. Sends the profile's invalid custom resource as a server-side dry-run create " +
+			"(nothing is stored) into the run's probe namespace; it passes when the API server's answer says " +
+			"the profile's webhook denied it (`admission webhook \"NAME\" denied the request`), that webhook " +
+			"being one of the operator's own (webhooks-served says which are), whatever its configuration is " +
+			"called. Where another component registers a webhook of the same name on the same kinds, the " +
+			"denial must also carry the profile's own message (deniedWith); a denial by another webhook is " +
+			"an error, since the operator's answer was not seen. Then sends the profile's canary the same " +
+			"way: it must be admitted, and what came back is compared with what was sent (the mutating " +
+			"webhooks' and the schema's defaults). A webhook that cannot be called fails with the API " +
+			"server's error; one whose sideEffects forbid dry runs is an error saying so. Without --probe it " +
+			"is skipped, and so it is, with or without, for an operator that registers no webhook and of " +
+			"which the profile requires none: there is nothing to answer.",
+		Remediation: "If the webhook cannot be called, check its Service, endpoints and serving certificate " +
+			"(webhooks-served) and the controller's logs. If the invalid resource was admitted, the webhook " +
+			"is not registered for CREATE on that resource or its failurePolicy is Ignore while it is down.",
 	}
 }
 

@@ -29,8 +29,21 @@ func (WebhooksServed) Meta() checks.Meta {
 		Title:       "Webhooks registered and served",
 		Requirement: "robust_controller",
 		PerOperator: true,
-		Description: "The operator's own validating and mutating webhooks are registered: those in a configuration the profile knows by name (installers name them differently), and those whose rules name the operator's API groups and whose Service is in the namespace where its controller was found; every webhook the profile requires is among them, whatever its configuration is called. An operator that registers none, and of which the profile requires none (KubeRay's Helm chart registers none), skips: the webhook leg of the requirement does not apply, which the verdict says, and the evidence lists the configurations there are. Webhooks of other components that intercept the operator's kinds (Kueue's on TrainJobs) are listed as context and not judged. Each own webhook has a caBundle holding an unexpired certificate; a webhook backed by a Service has ready endpoints in that Service's EndpointSlices. A webhook reached by URL has no Service to inspect: it warns until probes show it answers. Registration and endpoints show a webhook can be reached, not that it answers.",
-		Remediation: "Re-create the webhook configurations from the operator's manifests; renew the serving certificate and its caBundle (cert-manager's Certificate, or the operator's own cert rotation); make sure the webhook Service selects the controller pods.",
+		Description: "The operator's own validating and mutating webhooks are registered: those in a configuration " +
+			"the profile knows by name (installers name them differently), and those whose rules name the " +
+			"operator's API groups and whose Service is in the namespace where its controller was found; " +
+			"every webhook the profile requires is among them, whatever its configuration is called. An " +
+			"operator that registers none, and of which the profile requires none (KubeRay's Helm chart " +
+			"registers none), skips: the webhook leg of the requirement does not apply, which the verdict " +
+			"says, and the evidence lists the configurations there are. Webhooks of other components that " +
+			"intercept the operator's kinds (Kueue's on TrainJobs) are listed as context and not judged. " +
+			"Each own webhook has a caBundle holding an unexpired certificate; a webhook backed by a Service " +
+			"has ready endpoints in that Service's EndpointSlices. A webhook reached by URL has no Service " +
+			"to inspect: it warns until probes show it answers. Registration and endpoints show a webhook " +
+			"can be reached, not that it answers.",
+		Remediation: "Re-create the webhook configurations from the operator's manifests; renew the serving " +
+			"certificate and its caBundle (cert-manager's Certificate, or the operator's own cert rotation); " +
+			"make sure the webhook Service selects the controller pods.",
 	}
 }
 

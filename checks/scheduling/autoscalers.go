@@ -241,8 +241,17 @@ func (AutoscalerFound) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "autoscaler-found", Title: "A cluster autoscaler is found and healthy",
 		Requirement: "cluster_autoscaling",
-		Description: fmt.Sprintf("Looks for Karpenter (its NodePool and NodeClaim CRDs, then their objects, one LIST each) and for cluster-autoscaler (its status ConfigMap cluster-autoscaler-status, read by name in every namespace, since it writes it in its own --namespace; managed autoscalers of the clouds write it too), as checks/scheduling/autoscalers.yaml names them. Neither found skips, saying what was looked for: the requirement is then not applicable. Karpenter passes with every NodePool Ready (Unknown is not Ready) and warns with none; cluster-autoscaler passes when its status says Running and cluster-wide Healthy, and fails when it does not, or when it was last written more than %s ago (the autoscaler rewrites it every loop).", caStaleAfter),
-		Remediation: "For a NodePool not Ready, read its conditions (`kubectl describe nodepool`): its NodeClass is missing or not Ready. For cluster-autoscaler, read its logs and its status ConfigMap (`kubectl -n kube-system get configmap cluster-autoscaler-status -o yaml`).",
+		Description: fmt.Sprintf("Looks for Karpenter (its NodePool and NodeClaim CRDs, then their objects, one LIST each) and "+
+			"for cluster-autoscaler (its status ConfigMap cluster-autoscaler-status, read by name in every "+
+			"namespace, since it writes it in its own --namespace; managed autoscalers of the clouds write "+
+			"it too), as checks/scheduling/autoscalers.yaml names them. Neither found skips, saying what was "+
+			"looked for: the requirement is then not applicable. Karpenter passes with every NodePool Ready "+
+			"(Unknown is not Ready) and warns with none; cluster-autoscaler passes when its status says "+
+			"Running and cluster-wide Healthy, and fails when it does not, or when it was last written more "+
+			"than %s ago (the autoscaler rewrites it every loop).", caStaleAfter),
+		Remediation: "For a NodePool not Ready, read its conditions (`kubectl describe nodepool`): its NodeClass is " +
+			"missing or not Ready. For cluster-autoscaler, read its logs and its status ConfigMap (`kubectl " +
+			"-n kube-system get configmap cluster-autoscaler-status -o yaml`).",
 	}
 }
 

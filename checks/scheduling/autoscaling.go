@@ -21,8 +21,18 @@ func (AcceleratorNodeGroups) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "accelerator-node-groups", Title: "The autoscaler can add accelerator nodes",
 		Requirement: "cluster_autoscaling",
-		Description: "Lists the node groups of the autoscaler autoscaler-found found: Karpenter's NodePools (with their nodes and limits), cluster-autoscaler's node groups from its status (size, target, maximum, health, scale-up backoff). A group adds accelerator nodes when its spec says so (a Karpenter requirement on a key of checks/scheduling/autoscalers.yaml such as karpenter.k8s.aws/instance-gpu-count, or a limit on an accelerator resource), or when its NodeClaims or its nodes (known by the node-group labels of the clouds) have accelerators; a group with no node and nothing in its spec cannot be told. Passes when an accelerator group can grow; warns when every one is at its maximum or in scale-up backoff, or when no group is known to add accelerators but some cannot be told; fails when none adds them. No autoscaler skips.",
-		Remediation: "Add a node group (or a Karpenter NodePool) whose instance types have the accelerators the workloads request, with a maximum above its current size; for a group in backoff, the error names what the cloud refused (quota, capacity).",
+		Description: "Lists the node groups of the autoscaler autoscaler-found found: Karpenter's NodePools (with " +
+			"their nodes and limits), cluster-autoscaler's node groups from its status (size, target, " +
+			"maximum, health, scale-up backoff). A group adds accelerator nodes when its spec says so (a " +
+			"Karpenter requirement on a key of checks/scheduling/autoscalers.yaml such as " +
+			"karpenter.k8s.aws/instance-gpu-count, or a limit on an accelerator resource), or when its " +
+			"NodeClaims or its nodes (known by the node-group labels of the clouds) have accelerators; a " +
+			"group with no node and nothing in its spec cannot be told. Passes when an accelerator group can " +
+			"grow; warns when every one is at its maximum or in scale-up backoff, or when no group is known " +
+			"to add accelerators but some cannot be told; fails when none adds them. No autoscaler skips.",
+		Remediation: "Add a node group (or a Karpenter NodePool) whose instance types have the accelerators the " +
+			"workloads request, with a maximum above its current size; for a group in backoff, the error " +
+			"names what the cloud refused (quota, capacity).",
 	}
 }
 
@@ -88,8 +98,15 @@ func (AcceleratorScaleUps) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "accelerator-scale-ups", Title: "The autoscaler has added accelerator nodes for pending pods",
 		Requirement: "cluster_autoscaling",
-		Description: "Reads what the autoscaler leaves when it adds a node: Karpenter's NodeClaims whose node has accelerators in its capacity and reached Initialized=True; cluster-autoscaler's TriggeredScaleUp events (one LIST with a reason field selector, all namespaces, as long as the API server keeps events) that name an accelerator node group of accelerator-node-groups. Passes with one of either, naming it; skips with none: the autoscaler is then not shown at work by the cluster's own workloads. NodeClaims are read once per run, before any probe writes; events of pods in a probe namespace are not counted.",
-		Remediation: "Nothing on record is not a fault: run a workload that requests an accelerator no node has free, and watch a node being added (`kubectl get nodeclaims -w`, or the pod's events).",
+		Description: "Reads what the autoscaler leaves when it adds a node: Karpenter's NodeClaims whose node has " +
+			"accelerators in its capacity and reached Initialized=True; cluster-autoscaler's " +
+			"TriggeredScaleUp events (one LIST with a reason field selector, all namespaces, as long as the " +
+			"API server keeps events) that name an accelerator node group of accelerator-node-groups. Passes " +
+			"with one of either, naming it; skips with none: the autoscaler is then not shown at work by the " +
+			"cluster's own workloads. NodeClaims are read once per run, before any probe writes; events of " +
+			"pods in a probe namespace are not counted.",
+		Remediation: "Nothing on record is not a fault: run a workload that requests an accelerator no node has free, " +
+			"and watch a node being added (`kubectl get nodeclaims -w`, or the pod's events).",
 	}
 }
 

@@ -30,8 +30,18 @@ func (GangsAdmitted) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "gangs-admitted", Title: "The cluster's own gangs run whole or not at all",
 		Requirement: "gang_scheduling", PerOperator: true,
-		Description: fmt.Sprintf("Lists the solution's workload records (Kueue: Workloads in every namespace), leaving out those of aiconform probe runs, and sorts them into admitted (the profile's admitted condition True) and waiting. For up to %d of those that a batch/v1 Job owns and that have not finished, reads the Job's pods (one LIST in the workload's namespace, by the Job controller's %s label) and compares the pods bound to a node with the count the record holds (Kueue: spec.podSets[].count). Fails when a waiting gang has a pod bound (it runs partially); warns when an admitted gang has pods not bound yet; passes when at least one admitted gang has every pod bound. With no gang to judge it skips, and the requirement then rests on the probe.", maxGangs, jobUIDLabel),
-		Remediation: "A waiting gang with running pods means the pods were not held back by the scheduler (for Kueue: the Job was created unsuspended without a queue-name label, or the integration for its kind is off); admitted gangs whose pods stay Pending mean quota and capacity disagree (Kueue's waitForPodsReady evicts such gangs).",
+		Description: fmt.Sprintf("Lists the solution's workload records (Kueue: Workloads in every namespace), leaving out those "+
+			"of aiconform probe runs, and sorts them into admitted (the profile's admitted condition True) "+
+			"and waiting. For up to %d of those that a batch/v1 Job owns and that have not finished, reads "+
+			"the Job's pods (one LIST in the workload's namespace, by the Job controller's %s label) and "+
+			"compares the pods bound to a node with the count the record holds (Kueue: "+
+			"spec.podSets[].count). Fails when a waiting gang has a pod bound (it runs partially); warns "+
+			"when an admitted gang has pods not bound yet; passes when at least one admitted gang has every "+
+			"pod bound. With no gang to judge it skips, and the requirement then rests on the probe.", maxGangs, jobUIDLabel),
+		Remediation: "A waiting gang with running pods means the pods were not held back by the scheduler (for Kueue: " +
+			"the Job was created unsuspended without a queue-name label, or the integration for its kind is " +
+			"off); admitted gangs whose pods stay Pending mean quota and capacity disagree (Kueue's " +
+			"waitForPodsReady evicts such gangs).",
 	}
 }
 

@@ -32,8 +32,20 @@ func (GangProbe) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "gang-probe", Title: "A gang that fits is admitted whole, and one that cannot fit gets no pod",
 		Requirement: "gang_scheduling", PerOperator: true, Probe: true,
-		Description: fmt.Sprintf("Under --probe only. Creates the profile's own quota (Kueue: a ResourceFlavor and a ClusterQueue named after the run, holding 300m CPU and 96Mi, open to the run's namespace only, and a LocalQueue in it), then two gangs of pods that do nothing (--probe-image, registry.k8s.io/pause:3.10 by default), with requests and limits, non-root, and a deadline: one that fits the quota (Kueue: a Job of 3 pods of 100m) and one that exceeds it (a Job of 4). Watches their pods and the solution's workload records (no polling), with a timeline of every pod's creation and binding and every admission. Passes when every pod of the fitting gang is bound within the probe timeout, and no pod of the other is bound while the first runs nor for %s after. Everything is labelled aiconform.io/run=RUN and deleted with the run's namespace at the end of the run, however it ends.", gangWindow),
-		Remediation: "A fitting gang not admitted: read its workload's conditions in the evidence (a queue that is not Active, a missing flavor, a webhook that did not suspend the Job). A gang with some pods bound and others not: the pods were not held back until the whole gang fit (for Kueue, the Job integration is off or its webhook is not called).",
+		Description: fmt.Sprintf("Under --probe only. Creates the profile's own quota (Kueue: a ResourceFlavor and a ClusterQueue "+
+			"named after the run, holding 300m CPU and 96Mi, open to the run's namespace only, and a "+
+			"LocalQueue in it), then two gangs of pods that do nothing (--probe-image, "+
+			"registry.k8s.io/pause:3.10 by default), with requests and limits, non-root, and a deadline: one "+
+			"that fits the quota (Kueue: a Job of 3 pods of 100m) and one that exceeds it (a Job of 4). "+
+			"Watches their pods and the solution's workload records (no polling), with a timeline of every "+
+			"pod's creation and binding and every admission. Passes when every pod of the fitting gang is "+
+			"bound within the probe timeout, and no pod of the other is bound while the first runs nor for "+
+			"%s after. Everything is labelled aiconform.io/run=RUN and deleted with the run's namespace at "+
+			"the end of the run, however it ends.", gangWindow),
+		Remediation: "A fitting gang not admitted: read its workload's conditions in the evidence (a queue that is " +
+			"not Active, a missing flavor, a webhook that did not suspend the Job). A gang with some pods " +
+			"bound and others not: the pods were not held back until the whole gang fit (for Kueue, the Job " +
+			"integration is off or its webhook is not called).",
 	}
 }
 

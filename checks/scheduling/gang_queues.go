@@ -20,8 +20,15 @@ func (GangQueues) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "gang-queues", Title: "The gang scheduler's queues are Active",
 		Requirement: "gang_scheduling", PerOperator: true,
-		Description: "Lists the queue kinds the solution's profile names (Kueue: ClusterQueues, then LocalQueues in every namespace) and reads each queue's conditions. Passes when at least one queue of the first kind is Active and no queue is inactive; an inactive queue is named with the reason the scheduler gives (a missing ResourceFlavor, a stopped queue). Queues a probe run created (labelled aiconform.io/run) are not judged. No queue of the first kind warns: the scheduler works, but admits nothing of the cluster's own until an admin creates one.",
-		Remediation: "Create a queue with quota for the accelerators the workloads request (Kueue: a ResourceFlavor, a ClusterQueue whose resourceGroups cover them, and a LocalQueue in each namespace that submits jobs); for an inactive queue, the reason names what it is missing.",
+		Description: "Lists the queue kinds the solution's profile names (Kueue: ClusterQueues, then LocalQueues in " +
+			"every namespace) and reads each queue's conditions. Passes when at least one queue of the first " +
+			"kind is Active and no queue is inactive; an inactive queue is named with the reason the " +
+			"scheduler gives (a missing ResourceFlavor, a stopped queue). Queues a probe run created " +
+			"(labelled aiconform.io/run) are not judged. No queue of the first kind warns: the scheduler " +
+			"works, but admits nothing of the cluster's own until an admin creates one.",
+		Remediation: "Create a queue with quota for the accelerators the workloads request (Kueue: a ResourceFlavor, " +
+			"a ClusterQueue whose resourceGroups cover them, and a LocalQueue in each namespace that submits " +
+			"jobs); for an inactive queue, the reason names what it is missing.",
 	}
 }
 

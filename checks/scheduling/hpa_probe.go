@@ -60,8 +60,38 @@ func (HPAProbe) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "hpa-probe", Title: "An HPA scales accelerator pods up and down on an external metric",
 		Requirement: "pod_autoscaling", Probe: true,
-		Description: fmt.Sprintf("Under --probe only. Scales on what the cluster serves, as its APIServices show it (one LIST). First an external metric: when external.metrics.k8s.io is served and Available and `kubectl get --raw /apis/external.metrics.k8s.io/v1beta1` answers, since that lists no metric names, reads in the run's namespace the values of up to %[1]d known metrics, in order: the one --hpa-metric names, those the cluster's own HPAs scale on, those its adapter always serves (checks/scheduling/metrics_adapters.yaml), until one is above zero. Else a custom metric: when custom.metrics.k8s.io is served and Available, reads its discovery list (`kubectl get --raw /apis/custom.metrics.k8s.io/v1beta2`, or v1beta1) for what the adapter serves, and tries up to %[1]d, in order: the one --hpa-metric names, the Pods metrics (and Object metrics of a namespace) the cluster's own HPAs scale on, the metrics of pods it lists (such as DCGM_FI_DEV_GPU_UTIL through prometheus-adapter), then those of namespaces it lists. Skips, writing nothing, when neither API is served and Available: an API the requirement does not ask for being absent is no finding. Creates a Deployment of one pod that requests one of the accelerator the Ready nodes offer most of (and tolerates a taint of that name), running --probe-image with CPU and memory limits, non-root. For a custom metric, once the pod is bound, reads each one's value through the API server as the HPA controller will (a Pods metric for the probe's pods, `kubectl get --raw '/apis/custom.metrics.k8s.io/v1beta2/namespaces/RUN/pods/*/METRIC?labelSelector=aiconform.io%%2Fhpa%%3Dprobe'`; an Object metric for the run's namespace), every %[2]s within the probe timeout, until one is above zero, and skips when none is. Then creates an HPA (min 1, max 2, no stabilization window) on that metric with an average-value target a tenth of its value (per pod for a Pods metric), so the controller must scale up; once two pods are bound, the target is raised to ten times the value, so it must scale down. Watches the pods and the HPA (no polling), with a timeline of every pod's binding and deletion and of the HPA's replicas and conditions. Passes when the HPA scales up to two pods, both bound to nodes, and back to one, each within the probe timeout. Everything is labelled aiconform.io/run=RUN and deleted with the run's namespace.", maxMetricsTried, metricPollEvery),
-		Remediation: "An HPA with ScalingActive=False could not read the metric: the adapter's APIService must be Available and serve the metric in the HPA's namespace (for a Pods metric, for each of its pods: one without a value keeps an HPA from scaling down). An HPA that computed two replicas whose second pod stays Pending: read the pod's scheduling message (no accelerator free, a taint not tolerated). A skip that names no metric with a value: name one the adapter serves with --hpa-metric.",
+		Description: fmt.Sprintf("Under --probe only. Scales on what the cluster serves, as its APIServices show it (one LIST). "+
+			"First an external metric: when external.metrics.k8s.io is served and Available and `kubectl get "+
+			"--raw /apis/external.metrics.k8s.io/v1beta1` answers, since that lists no metric names, reads "+
+			"in the run's namespace the values of up to %[1]d known metrics, in order: the one --hpa-metric "+
+			"names, those the cluster's own HPAs scale on, those its adapter always serves "+
+			"(checks/scheduling/metrics_adapters.yaml), until one is above zero. Else a custom metric: when "+
+			"custom.metrics.k8s.io is served and Available, reads its discovery list (`kubectl get --raw "+
+			"/apis/custom.metrics.k8s.io/v1beta2`, or v1beta1) for what the adapter serves, and tries up to "+
+			"%[1]d, in order: the one --hpa-metric names, the Pods metrics (and Object metrics of a "+
+			"namespace) the cluster's own HPAs scale on, the metrics of pods it lists (such as "+
+			"DCGM_FI_DEV_GPU_UTIL through prometheus-adapter), then those of namespaces it lists. Skips, "+
+			"writing nothing, when neither API is served and Available: an API the requirement does not ask "+
+			"for being absent is no finding. Creates a Deployment of one pod that requests one of the "+
+			"accelerator the Ready nodes offer most of (and tolerates a taint of that name), running "+
+			"--probe-image with CPU and memory limits, non-root. For a custom metric, once the pod is bound, "+
+			"reads each one's value through the API server as the HPA controller will (a Pods metric for the "+
+			"probe's pods, `kubectl get --raw "+
+			"'/apis/custom.metrics.k8s.io/v1beta2/namespaces/RUN/pods/*/METRIC?labelSelector=aiconform.io%%2Fhpa%%3Dprobe'`; "+
+			"an Object metric for the run's namespace), every %[2]s within the probe timeout, until one is "+
+			"above zero, and skips when none is. Then creates an HPA (min 1, max 2, no stabilization window) "+
+			"on that metric with an average-value target a tenth of its value (per pod for a Pods metric), "+
+			"so the controller must scale up; once two pods are bound, the target is raised to ten times the "+
+			"value, so it must scale down. Watches the pods and the HPA (no polling), with a timeline of "+
+			"every pod's binding and deletion and of the HPA's replicas and conditions. Passes when the HPA "+
+			"scales up to two pods, both bound to nodes, and back to one, each within the probe timeout. "+
+			"Everything is labelled aiconform.io/run=RUN and deleted with the run's namespace.", maxMetricsTried, metricPollEvery),
+		Remediation: "An HPA with ScalingActive=False could not read the metric: the adapter's APIService must be " +
+			"Available and serve the metric in the HPA's namespace (for a Pods metric, for each of its pods: " +
+			"one without a value keeps an HPA from scaling down). An HPA that computed two replicas whose " +
+			"second pod stays Pending: read the pod's scheduling message (no accelerator free, a taint not " +
+			"tolerated). A skip that names no metric with a value: name one the adapter serves with " +
+			"--hpa-metric.",
 	}
 }
 

@@ -27,8 +27,17 @@ func (HPAsActive) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "hpas-active", Title: "HPAs scale accelerator pods on custom or external metrics",
 		Requirement: "pod_autoscaling",
-		Description: fmt.Sprintf("Lists the autoscaling/v2 HorizontalPodAutoscalers of every namespace (one LIST; it fails when the API does not serve autoscaling/v2). For those with a Pods, Object or External metric, reads the Deployments and StatefulSets of their namespaces (at most %d namespaces, one LIST per kind each) to find whether the pods they scale request an accelerator. Passes when at least one such HPA has ScalingActive=True and AbleToScale=True, and none fails; fails when every one of them reports ScalingActive or AbleToScale not True (with the controller's reason, such as FailedGetExternalMetric); warns when some work and others fail. None at all skips: nothing of the cluster's own shows it, and --probe does. HPAs a probe run created are not judged.", maxTargetNamespaces),
-		Remediation: "For an HPA that cannot get its metric, read its conditions and events (`kubectl describe hpa`): the adapter must serve that metric name for the HPA's namespace (and, for Pods metrics, for its pods), and the metrics APIService must be Available.",
+		Description: fmt.Sprintf("Lists the autoscaling/v2 HorizontalPodAutoscalers of every namespace (one LIST; it fails when "+
+			"the API does not serve autoscaling/v2). For those with a Pods, Object or External metric, reads "+
+			"the Deployments and StatefulSets of their namespaces (at most %d namespaces, one LIST per kind "+
+			"each) to find whether the pods they scale request an accelerator. Passes when at least one such "+
+			"HPA has ScalingActive=True and AbleToScale=True, and none fails; fails when every one of them "+
+			"reports ScalingActive or AbleToScale not True (with the controller's reason, such as "+
+			"FailedGetExternalMetric); warns when some work and others fail. None at all skips: nothing of "+
+			"the cluster's own shows it, and --probe does. HPAs a probe run created are not judged.", maxTargetNamespaces),
+		Remediation: "For an HPA that cannot get its metric, read its conditions and events (`kubectl describe hpa`): " +
+			"the adapter must serve that metric name for the HPA's namespace (and, for Pods metrics, for its " +
+			"pods), and the metrics APIService must be Available.",
 	}
 }
 

@@ -70,8 +70,16 @@ func (MetricsAPIs) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "metrics-apis", Title: "Custom or external metrics APIs are served and Available",
 		Requirement: "pod_autoscaling",
-		Description: "Lists the APIServices (one LIST) and reads those of metrics.k8s.io, custom.metrics.k8s.io and external.metrics.k8s.io: which adapter's Service serves each (metrics-server, KEDA, prometheus-adapter... as checks/scheduling/metrics_adapters.yaml knows them) and whether the aggregator reports it Available. Passes when custom.metrics.k8s.io or external.metrics.k8s.io is Available and no metrics APIService is unavailable; fails when one is unavailable (with the aggregator's reason) or when neither is registered, since an HPA can then scale on CPU and memory only. No metrics.k8s.io warns: HPAs on CPU or memory have nothing to read.",
-		Remediation: "Install an adapter that serves the metrics AI workloads are scaled on (prometheus-adapter over Prometheus, KEDA, a cloud's adapter); for an unavailable APIService, the reason names what the aggregator could not reach (a missing Service, no endpoints, a failing discovery call).",
+		Description: "Lists the APIServices (one LIST) and reads those of metrics.k8s.io, custom.metrics.k8s.io and " +
+			"external.metrics.k8s.io: which adapter's Service serves each (metrics-server, KEDA, " +
+			"prometheus-adapter... as checks/scheduling/metrics_adapters.yaml knows them) and whether the " +
+			"aggregator reports it Available. Passes when custom.metrics.k8s.io or external.metrics.k8s.io " +
+			"is Available and no metrics APIService is unavailable; fails when one is unavailable (with the " +
+			"aggregator's reason) or when neither is registered, since an HPA can then scale on CPU and " +
+			"memory only. No metrics.k8s.io warns: HPAs on CPU or memory have nothing to read.",
+		Remediation: "Install an adapter that serves the metrics AI workloads are scaled on (prometheus-adapter over " +
+			"Prometheus, KEDA, a cloud's adapter); for an unavailable APIService, the reason names what the " +
+			"aggregator could not reach (a missing Service, no endpoints, a failing discovery call).",
 	}
 }
 

@@ -49,8 +49,25 @@ func (ScaleUpProbe) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "scale-up-probe", Title: "The autoscaler adds an accelerator node for pending pods, and removes it",
 		Requirement: "cluster_autoscaling", Probe: true, OptIn: "--probe-scale-up",
-		Description: fmt.Sprintf("Under --probe with --probe-scale-up only: it costs a node for minutes. Picks the accelerator and per-node count of a node group that accelerator-node-groups found able to grow (from its NodeClaims or nodes, else its limit, else the accelerator the Ready nodes offer most). Reads what the pods of every Ready, schedulable node with that accelerator request (one LIST per node, spec.nodeName field selector) to find what each has free. When no node has a whole node's worth free, creates one pod requesting one more than the most any node has free; otherwise one pod of a whole node's worth per node that has it free (at most %d) and one more, so that one pod can only run on a node the autoscaler adds. Each pod tolerates a taint named after the accelerator, runs --probe-image non-root with CPU and memory limits and a deadline. Watches the pods, the nodes, Karpenter's NodeClaims and the events of the run's namespace (no polling), with a timeline. Passes when a node is added, a pod runs on it, and the node is removed after the pods are deleted, each within the probe timeout; warns when the node stays past it (the autoscaler's own scale-down delay may be longer: raise --probe-timeout); fails when no node is added, or the pod does not run on it. The pods are deleted with the run's namespace however the run ends; the node is the autoscaler's to remove.", maxFilled),
-		Remediation: "No node added: read the autoscaler's events on the probe's pods (Karpenter: the NodePool's limits and requirements, its instance types' offerings; cluster-autoscaler: NotTriggerScaleUp says which group could not fit the pod and why, such as max size reached). A node added on which the pod does not run: read the node's conditions and taints.",
+		Description: fmt.Sprintf("Under --probe with --probe-scale-up only: it costs a node for minutes. Picks the accelerator "+
+			"and per-node count of a node group that accelerator-node-groups found able to grow (from its "+
+			"NodeClaims or nodes, else its limit, else the accelerator the Ready nodes offer most). Reads "+
+			"what the pods of every Ready, schedulable node with that accelerator request (one LIST per "+
+			"node, spec.nodeName field selector) to find what each has free. When no node has a whole node's "+
+			"worth free, creates one pod requesting one more than the most any node has free; otherwise one "+
+			"pod of a whole node's worth per node that has it free (at most %d) and one more, so that one "+
+			"pod can only run on a node the autoscaler adds. Each pod tolerates a taint named after the "+
+			"accelerator, runs --probe-image non-root with CPU and memory limits and a deadline. Watches the "+
+			"pods, the nodes, Karpenter's NodeClaims and the events of the run's namespace (no polling), "+
+			"with a timeline. Passes when a node is added, a pod runs on it, and the node is removed after "+
+			"the pods are deleted, each within the probe timeout; warns when the node stays past it (the "+
+			"autoscaler's own scale-down delay may be longer: raise --probe-timeout); fails when no node is "+
+			"added, or the pod does not run on it. The pods are deleted with the run's namespace however the "+
+			"run ends; the node is the autoscaler's to remove.", maxFilled),
+		Remediation: "No node added: read the autoscaler's events on the probe's pods (Karpenter: the NodePool's " +
+			"limits and requirements, its instance types' offerings; cluster-autoscaler: NotTriggerScaleUp " +
+			"says which group could not fit the pod and why, such as max size reached). A node added on " +
+			"which the pod does not run: read the node's conditions and taints.",
 	}
 }
 

@@ -24,8 +24,26 @@ func (DeviceAccessMediated) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "device-access-mediated", Title: "Accelerators reach pods only through a resource request",
 		Requirement: "secure_accelerator_access", ReadsNodePods: true,
-		Description: "Accelerator nodes are those advertising an accelerator resource and those an accelerator DRA driver publishes devices for. Their pods are read per node (a spec.nodeName field selector, as `kubectl describe node` does), and each container is looked at for a way to a device around the device plugin or DRA: running privileged (every device of the node), a hostPath volume of /dev or of a vendor's device nodes (/dev/nvidia*, /dev/dri, /dev/kfd, /dev/accel, /dev/hl*, /dev/vfio), an NVIDIA_VISIBLE_DEVICES (or AMD_, HABANA_) variable in a container that requests no accelerator, or a CDI annotation (cdi.k8s.io/*). Pods of the accelerator stack are exempt: the namespaces whose pods mount the kubelet's device-plugin or plugin-registration folder (device plugins, DRA drivers, and what their operator runs beside them). A workload (a pod not of a DaemonSet or a node's static pods) that is privileged or mounts device nodes fails; one that names devices by variable or annotation (honoured or not, depending on the runtime's settings) warns, as does a DaemonSet outside the stack that mounts device nodes or names them. Privileged DaemonSets outside the stack (kube-proxy, a CNI agent) are node agents: named, not counted against the requirement. No accelerator node makes it not applicable.",
-		Remediation: "Give a workload its accelerators by requesting them (resources.limits of the accelerator, or a ResourceClaim), never by privilege, a hostPath of /dev or a *_VISIBLE_DEVICES variable. With the NVIDIA Container Toolkit, set accept-nvidia-visible-devices-envvar-when-unprivileged = false and run the device plugin with DEVICE_LIST_STRATEGY=volume-mounts or cdi-cri, so that a variable alone gives no device. Admission policy (Pod Security Standards baseline, or a ValidatingAdmissionPolicy) keeps privileged and hostPath pods off accelerator nodes.",
+		Description: "Accelerator nodes are those advertising an accelerator resource and those an accelerator DRA " +
+			"driver publishes devices for. Their pods are read per node (a spec.nodeName field selector, as " +
+			"`kubectl describe node` does), and each container is looked at for a way to a device around the " +
+			"device plugin or DRA: running privileged (every device of the node), a hostPath volume of /dev " +
+			"or of a vendor's device nodes (/dev/nvidia*, /dev/dri, /dev/kfd, /dev/accel, /dev/hl*, " +
+			"/dev/vfio), an NVIDIA_VISIBLE_DEVICES (or AMD_, HABANA_) variable in a container that requests " +
+			"no accelerator, or a CDI annotation (cdi.k8s.io/*). Pods of the accelerator stack are exempt: " +
+			"the namespaces whose pods mount the kubelet's device-plugin or plugin-registration folder " +
+			"(device plugins, DRA drivers, and what their operator runs beside them). A workload (a pod not " +
+			"of a DaemonSet or a node's static pods) that is privileged or mounts device nodes fails; one " +
+			"that names devices by variable or annotation (honoured or not, depending on the runtime's " +
+			"settings) warns, as does a DaemonSet outside the stack that mounts device nodes or names them. " +
+			"Privileged DaemonSets outside the stack (kube-proxy, a CNI agent) are node agents: named, not " +
+			"counted against the requirement. No accelerator node makes it not applicable.",
+		Remediation: "Give a workload its accelerators by requesting them (resources.limits of the accelerator, or a " +
+			"ResourceClaim), never by privilege, a hostPath of /dev or a *_VISIBLE_DEVICES variable. With " +
+			"the NVIDIA Container Toolkit, set accept-nvidia-visible-devices-envvar-when-unprivileged = " +
+			"false and run the device plugin with DEVICE_LIST_STRATEGY=volume-mounts or cdi-cri, so that a " +
+			"variable alone gives no device. Admission policy (Pod Security Standards baseline, or a " +
+			"ValidatingAdmissionPolicy) keeps privileged and hostPath pods off accelerator nodes.",
 	}
 }
 

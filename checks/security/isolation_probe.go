@@ -40,8 +40,23 @@ func (DeviceIsolationProbe) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "device-isolation-probe", Title: "A container sees the accelerators it was given, and no other",
 		Requirement: "secure_accelerator_access", Probe: true,
-		Description: "Under --probe only. Picks the Ready, schedulable accelerator node with the most of an accelerator resource free (only taints named after the resource, which the pods tolerate), and runs three pods there (--probe-shell-image, non-root, no privilege, all capabilities dropped, CPU and memory limits, a deadline): pod a with a container holding one accelerator and a second container asking for none; pod b holding another (when two are free); pod none asking for none but setting NVIDIA_VISIBLE_DEVICES=all (for an NVIDIA resource) as CUDA images do. Each container prints `ls -l /dev /dev/dri /dev/accel` and `nvidia-smi -L`; the output is read back through the API server as `kubectl logs` does. Passes when each holder sees exactly one accelerator device node (or GPU), the containers asking for none see none, and the two holders see different devices. Warns when only one accelerator was free, so the two holders could not be compared. Fails naming the container and the devices it saw otherwise. Skips without an accelerator resource on a Ready node; an error when none is free or the output cannot be read.",
-		Remediation: "A container asking for none that sees devices: with the NVIDIA Container Toolkit, set accept-nvidia-visible-devices-envvar-when-unprivileged = false and the device plugin's DEVICE_LIST_STRATEGY to volume-mounts or cdi-cri; make sure the runtime is not set to inject every GPU by default. A holder seeing several devices: the device plugin or the runtime hook hands out more than allocated.",
+		Description: "Under --probe only. Picks the Ready, schedulable accelerator node with the most of an " +
+			"accelerator resource free (only taints named after the resource, which the pods tolerate), and " +
+			"runs three pods there (--probe-shell-image, non-root, no privilege, all capabilities dropped, " +
+			"CPU and memory limits, a deadline): pod a with a container holding one accelerator and a second " +
+			"container asking for none; pod b holding another (when two are free); pod none asking for none " +
+			"but setting NVIDIA_VISIBLE_DEVICES=all (for an NVIDIA resource) as CUDA images do. Each " +
+			"container prints `ls -l /dev /dev/dri /dev/accel` and `nvidia-smi -L`; the output is read back " +
+			"through the API server as `kubectl logs` does. Passes when each holder sees exactly one " +
+			"accelerator device node (or GPU), the containers asking for none see none, and the two holders " +
+			"see different devices. Warns when only one accelerator was free, so the two holders could not " +
+			"be compared. Fails naming the container and the devices it saw otherwise. Skips without an " +
+			"accelerator resource on a Ready node; an error when none is free or the output cannot be read.",
+		Remediation: "A container asking for none that sees devices: with the NVIDIA Container Toolkit, set " +
+			"accept-nvidia-visible-devices-envvar-when-unprivileged = false and the device plugin's " +
+			"DEVICE_LIST_STRATEGY to volume-mounts or cdi-cri; make sure the runtime is not set to inject " +
+			"every GPU by default. A holder seeing several devices: the device plugin or the runtime hook " +
+			"hands out more than allocated.",
 	}
 }
 

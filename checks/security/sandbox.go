@@ -98,8 +98,16 @@ func (SandboxRuntimes) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "sandbox-runtimes", Title: "A RuntimeClass runs pods in a sandbox",
 		Requirement: "workload_sandboxing",
-		Description: "Reads the RuntimeClasses and finds those whose handler is a sandbox's, as checks/security/sandboxes.yaml knows them (gVisor: runsc, gvisor; Kata Containers: kata, kata-*), and which Ready, schedulable nodes each one's scheduling node selector admits. The Kubernetes agent-sandbox project's CRDs (agents.x-k8s.io), where installed, are named. Passes when a sandbox RuntimeClass admits at least one Ready node; warns when none does; fails when no RuntimeClass names a sandbox handler. A RuntimeClass is a name for a handler: that the handler is installed on those nodes and isolates is what sandbox-probe shows.",
-		Remediation: "Install a sandbox runtime on the nodes that run untrusted code (gVisor's runsc or Kata Containers, with their containerd shims), and a RuntimeClass naming its handler, with a scheduling node selector and tolerations for those nodes.",
+		Description: "Reads the RuntimeClasses and finds those whose handler is a sandbox's, as " +
+			"checks/security/sandboxes.yaml knows them (gVisor: runsc, gvisor; Kata Containers: kata, " +
+			"kata-*), and which Ready, schedulable nodes each one's scheduling node selector admits. The " +
+			"Kubernetes agent-sandbox project's CRDs (agents.x-k8s.io), where installed, are named. Passes " +
+			"when a sandbox RuntimeClass admits at least one Ready node; warns when none does; fails when no " +
+			"RuntimeClass names a sandbox handler. A RuntimeClass is a name for a handler: that the handler " +
+			"is installed on those nodes and isolates is what sandbox-probe shows.",
+		Remediation: "Install a sandbox runtime on the nodes that run untrusted code (gVisor's runsc or Kata " +
+			"Containers, with their containerd shims), and a RuntimeClass naming its handler, with a " +
+			"scheduling node selector and tolerations for those nodes.",
 	}
 }
 

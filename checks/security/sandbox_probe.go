@@ -42,8 +42,18 @@ func (SandboxProbe) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "sandbox-probe", Title: "A pod in the sandbox sees another kernel than the pod beside it",
 		Requirement: "workload_sandboxing", Probe: true,
-		Description: "Under --probe only. Takes the first sandbox RuntimeClass (by name) that admits a Ready, schedulable node (see sandbox-runtimes), and runs two pods on one such node (--probe-shell-image, non-root, no privilege, all capabilities dropped, CPU and memory limits, a deadline): one in the RuntimeClass, with its tolerations, and one beside it as any pod runs. Each prints `uname -r` and `cat /proc/sys/kernel/random/boot_id`, read back through the API server as `kubectl logs` does. Passes when the sandboxed pod sees another kernel release or another boot id than the pod beside it: a kernel of its own. Fails when it sees the node's own kernel, or a pod could not run the script. Skips when no sandbox RuntimeClass admits a Ready node; an error when the pods do not end or their output cannot be read.",
-		Remediation: "A sandboxed pod that sees the node's kernel is not sandboxed: the RuntimeClass's handler is not the sandbox on that node (check the node's containerd runtime configuration for the handler's name), or the sandbox passes the host kernel through.",
+		Description: "Under --probe only. Takes the first sandbox RuntimeClass (by name) that admits a Ready, " +
+			"schedulable node (see sandbox-runtimes), and runs two pods on one such node " +
+			"(--probe-shell-image, non-root, no privilege, all capabilities dropped, CPU and memory limits, " +
+			"a deadline): one in the RuntimeClass, with its tolerations, and one beside it as any pod runs. " +
+			"Each prints `uname -r` and `cat /proc/sys/kernel/random/boot_id`, read back through the API " +
+			"server as `kubectl logs` does. Passes when the sandboxed pod sees another kernel release or " +
+			"another boot id than the pod beside it: a kernel of its own. Fails when it sees the node's own " +
+			"kernel, or a pod could not run the script. Skips when no sandbox RuntimeClass admits a Ready " +
+			"node; an error when the pods do not end or their output cannot be read.",
+		Remediation: "A sandboxed pod that sees the node's kernel is not sandboxed: the RuntimeClass's handler is not " +
+			"the sandbox on that node (check the node's containerd runtime configuration for the handler's " +
+			"name), or the sandbox passes the host kernel through.",
 	}
 }
 
