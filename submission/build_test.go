@@ -504,7 +504,7 @@ func mustRead(t *testing.T, path string) []byte {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if os.IsNotExist(err) && strings.HasPrefix(path, sharedCNCF) {
-		t.Skipf("%s is not there: the CNCF files live next to the repository", path)
+		missingShared(t, "%s is not there: the CNCF files live next to the repository", path)
 	}
 	require.NoError(t, err)
 	return data

@@ -281,7 +281,7 @@ func TestLintUnjudgeable(t *testing.T) {
 func TestLintRealSubmissionOrkestrix(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(sharedCNCF, "examples", "v1.36-orkestrix-PRODUCT.yaml"))
 	if err != nil {
-		t.Skipf("the real submissions are not in %s/examples: %v", sharedCNCF, err)
+		missingShared(t, "the real submissions are not in %s/examples: %v", sharedCNCF, err)
 	}
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "PRODUCT.yaml"), data, 0o644))
@@ -305,7 +305,7 @@ func TestLintRealSubmissionOrkestrix(t *testing.T) {
 func TestLintRealSubmissionKOps(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(sharedCNCF, "examples", "v1.35-kops-PRODUCT.yaml"))
 	if err != nil {
-		t.Skipf("the real submissions are not in %s/examples: %v", sharedCNCF, err)
+		missingShared(t, "the real submissions are not in %s/examples: %v", sharedCNCF, err)
 	}
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "PRODUCT.yaml"), data, 0o644))

@@ -202,7 +202,8 @@ func TestMatchPattern(t *testing.T) {
 func TestLintSuiteEvidence(t *testing.T) {
 	mixed := string(mustRead(t, "testdata/e2e-mixed.xml"))
 	passing := string(mustRead(t, "testdata/e2e-pass.xml"))
-	withEvidence := func(link string) string {
+	// t is the subtest's: a skip for missing templates must be its own.
+	withEvidence := func(t *testing.T, link string) string {
 		return editItem(t, filledProduct(t, "1.37"), "gang_scheduling", func(b string) string {
 			return strings.Replace(b, `evidence: ["evidence/proof.md"]`, `evidence: ["`+link+`"]`, 1)
 		})
@@ -225,7 +226,7 @@ func TestLintSuiteEvidence(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := writeDir(t, withEvidence(tt.link), tt.files)
+			dir := writeDir(t, withEvidence(t, tt.link), tt.files)
 			assert.Equal(t, tt.want, lintFound(t, dir, LintOptions{Template: templatePath(t, "1.37")}))
 		})
 	}

@@ -20,7 +20,7 @@ func orkestrixDir(t *testing.T) string {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(sharedCNCFExamples, "examples", "v1.36-orkestrix-PRODUCT.yaml"))
 	if err != nil {
-		t.Skipf("the real submissions are not in %s/examples: %v", sharedCNCFExamples, err)
+		missingShared(t, "the real submissions are not in %s/examples: %v", sharedCNCFExamples, err)
 	}
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "PRODUCT.yaml"), data, 0o644))
