@@ -21,7 +21,7 @@ import (
 // the report and every diff of it are the same on every run.
 func fixtureReport(t *testing.T, name string) *Report {
 	t.Helper()
-	data, err := fixtures.Read(name)
+	data, err := fixtures.Recorded(name)
 	require.NoError(t, err)
 	rec, err := cluster.LoadRecording(name, data)
 	require.NoError(t, err)

@@ -32,7 +32,7 @@ func BuiltinProfiles(t testing.TB) []*checks.Profile {
 // with the builtin profiles, judged at the time it was recorded.
 func RunFixture(t testing.TB, registry []checks.Check, name string) (checks.Outcome, cluster.Info) {
 	t.Helper()
-	data, err := fixtures.Read(name)
+	data, err := fixtures.Recorded(name)
 	require.NoError(t, err)
 	rec, err := cluster.LoadRecording(name, data)
 	require.NoError(t, err)

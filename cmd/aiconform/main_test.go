@@ -45,9 +45,9 @@ func TestExitCodes(t *testing.T) {
 		{"demo passes read-only requirements", []string{"check", "robust_controller", "gpu_nodes_allocatable", "dra_support", "gang_scheduling", "pod_autoscaling", "cluster_autoscaling", "--fixture", "demo"}, 0, "PASSED", ""},
 		{"a requirement by id", []string{"check", "robust_controller", "--fixture", "demo", "--operator", "kserve"}, 0, "crs-reconciled", ""},
 		{"a check by id", []string{"check", "gpu-allocatable", "--fixture", "demo"}, 0, "gpu-allocatable", ""},
-		{"GPU node NotReady fails a MUST", []string{"check", "all", "--fixture", "gpu-notready"}, 1, "FAILED", "not met"},
-		{"no operator fails robust_controller", []string{"check", "all", "--fixture", "no-operator"}, 1, "robust_controller", ""},
-		{"forbidden is an error, exit 1", []string{"check", "gpu-allocatable", "--fixture", "forbidden-nodes"}, 1, "error", ""},
+		{"GPU node NotReady fails a MUST", []string{"check", "all", "--fixture", "../../fixtures/gpu-notready.yaml"}, 1, "FAILED", "not met"},
+		{"no operator fails robust_controller", []string{"check", "all", "--fixture", "../../fixtures/no-operator.yaml"}, 1, "robust_controller", ""},
+		{"forbidden is an error, exit 1", []string{"check", "gpu-allocatable", "--fixture", "../../fixtures/forbidden-nodes.yaml"}, 1, "error", ""},
 		{"unknown id names the nearest", []string{"check", "robust_controler", "--fixture", "demo"}, 2, "", `did you mean "robust_controller"`},
 		{"no id", []string{"check", "--fixture", "demo"}, 2, "", "name what to check"},
 		{"no probe image", []string{"check", "all", "--fixture", "demo", "--probe-image", ""}, 2, "", "--probe-image must name an image"},
@@ -110,7 +110,7 @@ func TestOutDirValidates(t *testing.T) {
 	for _, fixture := range []string{"demo", "controller-crashloop", "webhook-no-endpoints", "cr-unknown", "gpu-notready", "no-operator", "crd-missing", "forbidden-nodes"} {
 		t.Run(fixture, func(t *testing.T) {
 			dir := t.TempDir()
-			code, _, errOut := run(t, "check", "all", "--fixture", fixture, "--out", dir)
+			code, _, errOut := run(t, "check", "all", "--fixture", fixtureArg(fixture), "--out", dir)
 			require.Contains(t, []int{0, 1}, code, errOut)
 			md, err := os.ReadFile(filepath.Join(dir, "report.md"))
 			require.NoError(t, err)
@@ -173,4 +173,14 @@ func TestCheckFlags(t *testing.T) {
 	assert.Equal(t, "should", got.FailOn)
 	assert.Equal(t, "ns1", got.ConfigFlags.Overrides.Context.Namespace)
 	assert.Equal(t, "prod", got.ConfigFlags.Overrides.CurrentContext)
+}
+
+// fixtureArg is what --fixture takes for a recording of fixtures/: the
+// demo by its name, as the binary ships it, the tests' scenarios by their
+// file.
+func fixtureArg(name string) string {
+	if name == "demo" {
+		return name
+	}
+	return "../../fixtures/" + name + ".yaml"
 }

@@ -25,7 +25,7 @@ func runReport(t *testing.T, args ...string) (code int, stdout, stderr string) {
 func fixtureJSON(t *testing.T, name string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), name)
-	code, _, errOut := run(t, "check", "all", "--fixture", name, "--out", dir)
+	code, _, errOut := run(t, "check", "all", "--fixture", fixtureArg(name), "--out", dir)
 	require.Contains(t, []int{0, 1}, code, errOut)
 	return filepath.Join(dir, "report.json")
 }
