@@ -120,7 +120,7 @@ func Run(ctx context.Context, c *cluster.Cache, profiles []*Profile, selected []
 						opts.Started(t.check.Meta(), operator, len(tasks))
 						mu.Unlock()
 					}
-					results[i] = runOne(ctx, c, t, dets, detErr, opts, now)
+					results[i] = runOne(ctx, c, t, detErr, opts, now)
 					if opts.Progress != nil {
 						mu.Lock()
 						done++
@@ -158,7 +158,7 @@ func startOrder(tasks []task, writes bool) []int {
 // abandonAfter is how long a check past its deadline may take to return.
 const abandonAfter = 2 * time.Second
 
-func runOne(ctx context.Context, c *cluster.Cache, t task, dets []Detection, detErr error, opts RunOptions, now func() time.Time) Result {
+func runOne(ctx context.Context, c *cluster.Cache, t task, detErr error, opts RunOptions, now func() time.Time) Result {
 	timeout := opts.Timeout
 	meta := t.check.Meta()
 	if meta.Probe && opts.Probe != nil {
