@@ -154,7 +154,7 @@ func TestInstalledElsewhereOnRig(t *testing.T) {
 		assert.Contains(t, served.Reason, "the webhook leg does not apply")
 		ready := reportCheck(t, rep, "controller-ready", "kuberay")
 		require.NotEmpty(t, ready.Evidence)
-		assert.Contains(t, ready.Evidence[0].Note, "found in namespace kuberay-system")
+		assert.Contains(t, ready.Evidence[0].Note, "KubeRay's controller: Deployment kuberay-system/kuberay-operator, found by its pod template's labels")
 		assert.Equal(t, "kuberay-system/kuberay-operator", controllerOf(t, rep, "kuberay"))
 		if mode == "probe" {
 			answer := reportCheck(t, rep, "webhooks-answer", "kuberay")
@@ -273,7 +273,7 @@ func assertFoundIn(t *testing.T, j judged, ops map[string]*rig.Operator) {
 			ready := reportCheck(t, rep, "controller-ready", name)
 			assert.Equal(t, "pass", ready.Status, "%s, %s: %s", mode, name, ready.Reason)
 			if assert.NotEmpty(t, ready.Evidence) {
-				assert.Contains(t, ready.Evidence[0].Note, "found in namespace "+op.Namespace(), "%s, %s", mode, name)
+				assert.Contains(t, ready.Evidence[0].Note, "'s controller: Deployment "+op.Namespace()+"/"+op.Deployment()+", found by ", "%s, %s", mode, name)
 			}
 		}
 	}

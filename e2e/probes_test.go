@@ -266,7 +266,7 @@ spec:
 		}), "cluster_autoscaling: %s", requirement(t, rep, "cluster_autoscaling").Conclusion)
 		v := requirement(t, rep, "cluster_autoscaling")
 		assert.Equal(t, 0, code, v.Conclusion)
-		assert.Contains(t, v.Conclusion, "no cluster autoscaler found (looked for Karpenter (CRD nodepools.karpenter.sh) and cluster-autoscaler (its status ConfigMap kube-system/cluster-autoscaler-status))")
+		assert.Contains(t, v.Conclusion, "no cluster autoscaler found (looked for Karpenter (CRD nodepools.karpenter.sh) and cluster-autoscaler (its status ConfigMap cluster-autoscaler-status, in any namespace))")
 	})
 
 	// cluster_autoscaling with Karpenter's kwok provider: the probe makes
