@@ -42,6 +42,10 @@ func trainingOperatorSpec(ns string) operatorSpec {
 		certSecret:       &certSecret{name: "training-operator-webhook-cert", caName: "training-operator-ca", service: "training-operator"},
 		fixedCertDir:     true,
 		podNamespaceFile: true,
+		// Its certificate manager finds its namespace, and so its Secret,
+		// in MY_POD_NAMESPACE (its manifests set it from the pod's), else
+		// "kubeflow".
+		env: []string{"MY_POD_NAMESPACE=" + ns},
 		// Its handlers are set up once its certificates are ready, after
 		// its server answers: a path that answers 404 is "not yet" (seen
 		// under load: 3 of its 5 webhooks registered).
