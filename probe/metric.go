@@ -8,8 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 )
 
-// Metric is an external metric as an HPA names it: a name, and the labels
-// that select its series.
+// Metric is a metric as an HPA names it, external or custom: a name, and
+// the labels that select its series.
 type Metric struct {
 	Name     string
 	Selector map[string]string

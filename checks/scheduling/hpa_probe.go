@@ -58,7 +58,7 @@ type HPAProbe struct {
 // Meta implements checks.Check.
 func (HPAProbe) Meta() checks.Meta {
 	return checks.Meta{
-		ID: "hpa-probe", Title: "An HPA scales accelerator pods up and down on an external metric",
+		ID: "hpa-probe", Title: "An HPA scales accelerator pods up and down on an external or custom metric",
 		Requirement: "pod_autoscaling", Probe: true,
 		Description: fmt.Sprintf("Under --probe only. Scales on what the cluster serves, as its APIServices show it (one LIST). "+
 			"First an external metric: when external.metrics.k8s.io is served and Available and `kubectl get "+
@@ -147,7 +147,7 @@ func (c HPAProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, erro
 	var r checks.Result
 	s := env.Probe
 	if s == nil {
-		r.Finish(checks.Skip, "probes are off: --probe scales a Deployment of accelerator pods from one to two and back with an HPA on an external metric")
+		r.Finish(checks.Skip, "probes are off: --probe scales a Deployment of accelerator pods from one to two and back with an HPA on an external or custom metric")
 		return r, nil
 	}
 	acc, err := probeAccelerator(ctx, env)
