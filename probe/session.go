@@ -82,7 +82,7 @@ type Session struct {
 	// ScaleUp allows the probe that makes the cluster autoscaler add a
 	// node, which the user opts into apart from the others.
 	ScaleUp bool
-	// Metric, when set, is the external metric the HPA probe tries first.
+	// Metric, when set, is the metric (external, or custom) the HPA probe tries first.
 	Metric *Metric
 	// Raw reads API paths as `kubectl get --raw` does (discovery documents,
 	// aggregated APIs such as external.metrics.k8s.io); nil makes GetRaw

@@ -38,7 +38,7 @@ type RunFlags struct {
 	// ProbeLoadImage runs the accelerator load probe's pod in place of its
 	// vendor's image (--probe-load-image).
 	ProbeLoadImage string
-	// HPAMetric is the external metric the HPA probe scales on first
+	// HPAMetric is the metric (external, or custom) the HPA probe scales on first
 	// (--hpa-metric).
 	HPAMetric string
 	// ProbeScaleUp lets the cluster_autoscaling probe make the autoscaler
