@@ -180,10 +180,42 @@ func ParseProfiles(file string, data []byte) ([]*Profile, error) {
 func fileLineError(file string, err error) error {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	msg = strings.TrimPrefix(msg, "unmarshal errors:\n  ")
+	msg = yamlWords(msg)
 	if m := lineRE.FindStringSubmatchIndex(msg); m != nil && m[0] == 0 {
 		return fmt.Errorf("%s:%s: %s", file, msg[m[2]:m[3]], msg[m[1]:])
 	}
 	return fmt.Errorf("%s: %s", file, msg)
+}
+
+// yamlTags and goTypes put yaml's words for a value of the wrong kind in a
+// profile's terms: a user wrote YAML, not Go (`cannot unmarshal !!seq into
+// checks.Profile` says a profile is a mapping, not a list).
+var (
+	yamlTags = strings.NewReplacer("cannot unmarshal ", "found ", "!!seq", "a list", "!!map", "a mapping", "!!str", "the string", "!!int", "the number",
+		"!!bool", "the boolean", "!!float", "the number", "!!null", "nothing")
+	goTypeRE = regexp.MustCompile(`into (\[\])?([\w.]+)`)
+)
+
+func yamlWords(msg string) string {
+	msg = yamlTags.Replace(msg)
+	return goTypeRE.ReplaceAllStringFunc(msg, func(m string) string {
+		sub := goTypeRE.FindStringSubmatch(m)
+		what := "a mapping"
+		switch sub[2] {
+		case "checks.Profile":
+			what = "a profile (a mapping: name, title, groups, controller...)"
+		case "string":
+			what = "a string"
+		case "bool":
+			what = "true or false"
+		case "int", "int32", "int64", "float64":
+			what = "a number"
+		}
+		if sub[1] != "" {
+			what = "a list of " + strings.TrimPrefix(strings.TrimPrefix(what, "a "), "an ") + "s"
+		}
+		return "where the profile needs " + what
+	})
 }
 
 func findKey(n *yaml.Node, key string) *yaml.Node {

@@ -147,7 +147,13 @@ func TestParseProfilesErrors(t *testing.T) {
 		{
 			name: "wrong type",
 			yaml: "name: x\ntitle: X\ngroups: a.io\n",
-			err:  "p.yaml:3: cannot unmarshal !!str `a.io` into []string",
+			err:  "p.yaml:3: found the string `a.io` where the profile needs a list of strings",
+		},
+		{
+			// A list where a profile goes: yaml's words, not Go's type.
+			name: "a list, not a profile",
+			yaml: "- name: x\n",
+			err:  "p.yaml:1: found a list where the profile needs a profile (a mapping: name, title, groups, controller...)",
 		},
 		{
 			name: "YAML syntax error",
