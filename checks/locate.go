@@ -284,18 +284,22 @@ func operatorServices(ctx context.Context, c *cluster.Cache, p *Profile, crds []
 		if err != nil {
 			return nil, err
 		}
+		// Validating and mutating configurations hold different Go types
+		// with the same fields: each webhook as (configuration, name,
+		// client config).
+		own := func(config, name string, cc admissionregistrationv1.WebhookClientConfig) {
+			if Contains(p.Webhooks, config) || Contains(p.RequiredWebhooks, name) {
+				add(cc.Service, "webhook "+name)
+			}
+		}
 		for _, cfg := range vwcs {
 			for _, w := range cfg.Webhooks {
-				if Contains(p.Webhooks, cfg.Name) || Contains(p.RequiredWebhooks, w.Name) {
-					add(w.ClientConfig.Service, "webhook "+w.Name)
-				}
+				own(cfg.Name, w.Name, w.ClientConfig)
 			}
 		}
 		for _, cfg := range mwcs {
 			for _, w := range cfg.Webhooks {
-				if Contains(p.Webhooks, cfg.Name) || Contains(p.RequiredWebhooks, w.Name) {
-					add(w.ClientConfig.Service, "webhook "+w.Name)
-				}
+				own(cfg.Name, w.Name, w.ClientConfig)
 			}
 		}
 	}
