@@ -39,6 +39,30 @@ func sandboxOf(known []sandbox, handler string) string {
 	return ""
 }
 
+// handlersOf says which handlers the known sandboxes use, for a verdict
+// that found none: "gVisor's runsc, gvisor or runsc-*".
+func handlersOf(known []sandbox) string {
+	var each []string
+	for _, s := range known {
+		names := append([]string(nil), s.Handlers...)
+		for _, p := range s.Prefixes {
+			names = append(names, p+"*")
+		}
+		owner := s.Name + "'s"
+		if strings.HasSuffix(s.Name, "s") {
+			owner = s.Name + "'"
+		}
+		switch n := len(names); n {
+		case 0:
+		case 1:
+			each = append(each, owner+" "+names[0])
+		default:
+			each = append(each, owner+" "+strings.Join(names[:n-1], ", ")+" or "+names[n-1])
+		}
+	}
+	return strings.Join(each, "; ")
+}
+
 // agentSandboxGroup is the API group of the Kubernetes agent-sandbox
 // project's CRDs (Sandbox, and its templates and claims).
 const agentSandboxGroup = "agents.x-k8s.io"
@@ -99,15 +123,16 @@ func (SandboxRuntimes) Meta() checks.Meta {
 		ID: "sandbox-runtimes", Title: "A RuntimeClass runs pods in a sandbox",
 		Requirement: "workload_sandboxing",
 		Description: "Reads the RuntimeClasses and finds those whose handler is a sandbox's, as " +
-			"checks/security/sandboxes.yaml knows them (gVisor: runsc, gvisor; Kata Containers: kata, " +
-			"kata-*), and which Ready, schedulable nodes each one's scheduling node selector admits. The " +
-			"Kubernetes agent-sandbox project's CRDs (agents.x-k8s.io), where installed, are named. Passes " +
-			"when a sandbox RuntimeClass admits at least one Ready node; warns when none does; fails when no " +
-			"RuntimeClass names a sandbox handler. A RuntimeClass is a name for a handler: that the handler " +
-			"is installed on those nodes and isolates is what sandbox-probe shows.",
-		Remediation: "Install a sandbox runtime on the nodes that run untrusted code (gVisor's runsc or Kata " +
-			"Containers, with their containerd shims), and a RuntimeClass naming its handler, with a " +
-			"scheduling node selector and tolerations for those nodes.",
+			"checks/security/sandboxes.yaml knows them (gVisor: runsc, gvisor, runsc-*; Kata Containers: " +
+			"kata, kata-*, and kata-fc, named as Kata on Firecracker; Edera: edera), and which Ready, " +
+			"schedulable nodes each one's scheduling node selector admits. The Kubernetes agent-sandbox " +
+			"project's CRDs (agents.x-k8s.io), where installed, are named. Passes when a sandbox RuntimeClass " +
+			"admits at least one Ready node; warns when none does; fails when no RuntimeClass names a " +
+			"sandbox handler. A RuntimeClass is a name for a handler: that the handler is installed on those " +
+			"nodes and isolates is what sandbox-probe shows.",
+		Remediation: "Install a sandbox runtime on the nodes that run untrusted code (gVisor's runsc, Kata " +
+			"Containers or Edera, with their containerd shims), and a RuntimeClass naming its handler, with " +
+			"a scheduling node selector and tolerations for those nodes.",
 	}
 }
 
@@ -116,6 +141,10 @@ func (SandboxRuntimes) Run(ctx context.Context, env *checks.Env) (checks.Result,
 	var r checks.Result
 	r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.RuntimeClasses}}, "")
 	found, others, err := sandboxClasses(ctx, env)
+	if err != nil {
+		return r, err
+	}
+	known, err := sandboxes()
 	if err != nil {
 		return r, err
 	}
@@ -155,7 +184,7 @@ func (SandboxRuntimes) Run(ctx context.Context, env *checks.Env) (checks.Result,
 		if len(others) > 0 {
 			other = "the RuntimeClasses are " + strings.Join(others, ", ")
 		}
-		r.Finish(checks.Fail, "no RuntimeClass names a sandbox's handler (gVisor's runsc or gvisor, Kata Containers' kata*): %s", other)
+		r.Finish(checks.Fail, "no RuntimeClass names a sandbox's handler (%s): %s", handlersOf(known), other)
 	}
 	return r, nil
 }

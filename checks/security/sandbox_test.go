@@ -41,7 +41,14 @@ func TestSandboxRuntimes(t *testing.T) {
 		{name: "no node for it", classes: []*nodev1.RuntimeClass{runtimeClass("gvisor", "runsc", map[string]string{"sandbox.gke.io/runtime": "gvisor"})},
 			status: checks.Warn, reason: "RuntimeClass gvisor (gVisor, handler runsc) admits no Ready, schedulable node (by its scheduling node selector)"},
 		{name: "only the NVIDIA runtime", classes: []*nodev1.RuntimeClass{runtimeClass("nvidia", "nvidia", nil)}, status: checks.Fail,
-			reason: "no RuntimeClass names a sandbox's handler (gVisor's runsc or gvisor, Kata Containers' kata*): the RuntimeClasses are nvidia (handler nvidia)"},
+			reason: "no RuntimeClass names a sandbox's handler (gVisor's runsc, gvisor or runsc-*; Kata Containers (Firecracker)'s kata-fc; " +
+				"Kata Containers' kata or kata-*; Edera's edera): the RuntimeClasses are nvidia (handler nvidia)"},
+		{name: "Kata on Firecracker, named for its VMM", classes: []*nodev1.RuntimeClass{runtimeClass("kata-fc", "kata-fc", nil)},
+			status: checks.Pass, reason: "RuntimeClass kata-fc (Kata Containers (Firecracker), handler kata-fc) admits 2 Ready nodes"},
+		{name: "Edera on its labelled nodes", classes: []*nodev1.RuntimeClass{runtimeClass("edera", "edera", map[string]string{"eks.amazonaws.com/nodegroup": "cpu-pool"})},
+			status: checks.Pass, reason: "RuntimeClass edera (Edera, handler edera) admits 1 Ready node"},
+		{name: "a handler that only begins like Edera's", classes: []*nodev1.RuntimeClass{runtimeClass("edera-ish", "ederax", nil)},
+			status: checks.Fail, reason: "the RuntimeClasses are edera-ish (handler ederax)"},
 		{name: "none", status: checks.Fail, reason: "there is no RuntimeClass"},
 		{name: "agent-sandbox", classes: []*nodev1.RuntimeClass{runtimeClass("gvisor", "runsc", nil)}, edit: func(w *checkstest.World) {
 			crd := checkstest.EstablishedCRD("sandboxes", "Sandbox")
