@@ -12,6 +12,7 @@ import (
 
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/cluster"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -28,13 +29,66 @@ type monitoringData struct {
 	Workloads []aiWorkload       `yaml:"workloads"`
 }
 
-// monitoringSystem is one monitoring system: the CRDs that show it, and
-// the Services of its Prometheus servers.
+// monitoringSystem is one monitoring system: the CRDs and collector
+// workloads that show it, the Services of its servers that answer the
+// Prometheus targets API, and its scrape configurations.
 type monitoringSystem struct {
 	Name    string           `yaml:"name"`
 	CRDs    []string         `yaml:"crds"`
 	Servers []serverSelector `yaml:"servers"`
 	Ports   []string         `yaml:"ports"`
+	// Pools are the prefixes of the scrape pools its Kubernetes discovery
+	// names: a target of such a pool was discovered in the cluster even
+	// when the server does not report its discovered labels.
+	Pools      []string            `yaml:"pools"`
+	Collectors []collectorSelector `yaml:"collectors"`
+	Scrapes    []scrapeKind        `yaml:"scrapes"`
+	// OtherConfig says what else may tell it what to scrape, which
+	// aiconform does not read.
+	OtherConfig string `yaml:"otherConfig"`
+	// KeepsTargets says where a collector whose targets cannot be read in
+	// the cluster keeps them.
+	KeepsTargets string `yaml:"keepsTargets"`
+}
+
+// collectorSelector selects a system's collector workloads: a kind
+// (Deployment or DaemonSet) whose pod template carries the labels.
+type collectorSelector struct {
+	Kind   string            `yaml:"kind"`
+	Labels map[string]string `yaml:"labels"`
+}
+
+// scrapeKind is a custom resource that tells a collector what to scrape.
+type scrapeKind struct {
+	CRD string `yaml:"crd"`
+	// Selects is pods or services.
+	Selects string `yaml:"selects"`
+	// Selector is the path of its label selector, spec.selector when
+	// unset; Namespaces the path of its namespace selector ({any,
+	// matchNames}), unset when it selects in its own namespace only (every
+	// namespace, for a cluster-scoped kind).
+	Selector   string `yaml:"selector"`
+	Namespaces string `yaml:"namespaces"`
+	// Endpoints is the path of the scrape status its collector writes of
+	// each endpoint; EndpointsHint says what turns it on.
+	Endpoints     string `yaml:"endpoints"`
+	EndpointsHint string `yaml:"endpointsHint"`
+}
+
+// discoveredPool says whether pool is one the system's Kubernetes
+// discovery names.
+func (sys monitoringSystem) discoveredPool(pool string) bool {
+	return slices.ContainsFunc(sys.Pools, func(p string) bool { return strings.HasPrefix(pool, p) })
+}
+
+// system is the system called name.
+func (data monitoringData) system(name string) monitoringSystem {
+	for _, s := range data.Systems {
+		if s.Name == name {
+			return s
+		}
+	}
+	return monitoringSystem{}
 }
 
 // serverSelector selects the Services of a system's Prometheus servers.
@@ -87,17 +141,70 @@ type monitoring struct {
 	// prometheuses are the Prometheus Operator's Prometheus objects.
 	prometheuses []*unstructured.Unstructured
 	servers      []server
+	// collectors are the systems' collector workloads found.
+	collectors []collector
+	// scrapes are the scrape configurations of the systems installed;
+	// kindNames the kinds of their CRDs, by CRD name.
+	scrapes   []scrapeConfig
+	kindNames map[string]string
 }
 
-// systemNames are the names of the systems found, installed or serving.
+// collector is one collector workload of a system.
+type collector struct {
+	system string
+	kind   string
+	res    cluster.Resource
+	ns     string
+	name   string
+	// desired and ready count its pods.
+	desired, ready int32
+}
+
+// String is kind namespace/name.
+func (c collector) String() string { return c.kind + " " + c.ns + "/" + c.name }
+
+// scrapeConfig is one scrape configuration object of a system.
+type scrapeConfig struct {
+	system string
+	kind   scrapeKind
+	res    cluster.Resource
+	// namespaced is whether the kind is namespaced.
+	namespaced bool
+	obj        *unstructured.Unstructured
+}
+
+// systemNames are the names of the systems found, installed, serving or
+// running a collector.
 func (m monitoring) systemNames() []string {
 	names := slices.Clone(m.installed)
-	for _, s := range m.servers {
-		if !slices.Contains(names, s.system) {
-			names = append(names, s.system)
+	add := func(n string) {
+		if !slices.Contains(names, n) {
+			names = append(names, n)
 		}
 	}
+	for _, s := range m.servers {
+		add(s.system)
+	}
+	for _, c := range m.collectors {
+		add(c.system)
+	}
 	return names
+}
+
+// collectorsOf are the system's collectors found.
+func (m monitoring) collectorsOf(system string) []collector {
+	var out []collector
+	for _, c := range m.collectors {
+		if c.system == system {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// serving says whether a server of the system was found.
+func (m monitoring) serving(system string) bool {
+	return slices.ContainsFunc(m.servers, func(s server) bool { return s.system == system })
 }
 
 // findMonitoring reads the CRDs and Services for the monitoring systems
@@ -129,11 +236,48 @@ func (data monitoringData) find(ctx context.Context, env *checks.Env) (monitorin
 		if found {
 			m.installed = append(m.installed, sys.Name)
 		}
+		for _, k := range sys.Scrapes {
+			if k.Selects != "pods" && k.Selects != "services" {
+				return m, fmt.Errorf("monitoring.yaml: %s: scrapes of %s select %q, not pods or services", sys.Name, k.CRD, k.Selects)
+			}
+		}
+		for _, c := range sys.Collectors {
+			if _, ok := collectorKinds[c.Kind]; !ok {
+				return m, fmt.Errorf("monitoring.yaml: %s: a collector of kind %q, not Deployment or DaemonSet", sys.Name, c.Kind)
+			}
+		}
 	}
 	if crd := checks.FindCRD(crds, prometheusOperatorCRD); crd != nil {
 		m.prometheuses, err = checks.List[*unstructured.Unstructured](ctx, env, cluster.Query{Resource: checks.CRDResource(crd)})
 		if err != nil {
 			return m, err
+		}
+	}
+	if m.collectors, err = data.findCollectors(ctx, env); err != nil {
+		return m, err
+	}
+	for _, sys := range data.Systems {
+		if !slices.Contains(m.installed, sys.Name) {
+			continue
+		}
+		for _, k := range sys.Scrapes {
+			crd := checks.FindCRD(crds, k.CRD)
+			if crd == nil {
+				continue
+			}
+			res := checks.CRDResource(crd)
+			if m.kindNames == nil {
+				m.kindNames = map[string]string{}
+			}
+			m.kindNames[k.CRD] = crd.Spec.Names.Kind
+			objs, err := checks.List[*unstructured.Unstructured](ctx, env, cluster.Query{Resource: res})
+			if err != nil {
+				return m, err
+			}
+			for _, o := range objs {
+				m.scrapes = append(m.scrapes, scrapeConfig{system: sys.Name, kind: k, res: res,
+					namespaced: crd.Spec.Scope == apiextensionsv1.NamespaceScoped, obj: o})
+			}
 		}
 	}
 	services, err := checks.List[*corev1.Service](ctx, env, cluster.Query{Resource: cluster.Services})
@@ -152,6 +296,55 @@ func (data monitoringData) find(ctx context.Context, env *checks.Env) (monitorin
 		}
 	}
 	return m, nil
+}
+
+// collectorKinds are the kinds a collector may be, with how many pods
+// each wants and has ready.
+var collectorKinds = map[string]cluster.Resource{"Deployment": cluster.Deployments, "DaemonSet": cluster.DaemonSets}
+
+// findCollectors lists the kinds the systems' collectors name, and finds
+// the workloads whose pod template carries a collector's labels, in any
+// namespace.
+func (data monitoringData) findCollectors(ctx context.Context, env *checks.Env) ([]collector, error) {
+	var out []collector
+	match := func(kind, ns, name string, tmpl map[string]string, desired, ready int32) {
+		for _, sys := range data.Systems {
+			for _, c := range sys.Collectors {
+				if c.Kind == kind && len(c.Labels) > 0 && labels.SelectorFromSet(c.Labels).Matches(labels.Set(tmpl)) {
+					out = append(out, collector{system: sys.Name, kind: kind, res: collectorKinds[kind], ns: ns, name: name, desired: desired, ready: ready})
+					return
+				}
+			}
+		}
+	}
+	wanted := func(kind string) bool {
+		return slices.ContainsFunc(data.Systems, func(s monitoringSystem) bool {
+			return slices.ContainsFunc(s.Collectors, func(c collectorSelector) bool { return c.Kind == kind })
+		})
+	}
+	if wanted("Deployment") {
+		deps, err := checks.List[*appsv1.Deployment](ctx, env, cluster.Query{Resource: cluster.Deployments})
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range deps {
+			desired := int32(1)
+			if d.Spec.Replicas != nil {
+				desired = *d.Spec.Replicas
+			}
+			match("Deployment", d.Namespace, d.Name, d.Spec.Template.Labels, desired, d.Status.ReadyReplicas)
+		}
+	}
+	if wanted("DaemonSet") {
+		sets, err := checks.List[*appsv1.DaemonSet](ctx, env, cluster.Query{Resource: cluster.DaemonSets})
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range sets {
+			match("DaemonSet", d.Namespace, d.Name, d.Spec.Template.Labels, d.Status.DesiredNumberScheduled, d.Status.NumberReady)
+		}
+	}
+	return out, nil
 }
 
 // serves says whether svc is in front of one of the system's Prometheus

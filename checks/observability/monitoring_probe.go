@@ -240,9 +240,9 @@ func pickDiscoverer(data monitoringData, m monitoring, s *probe.Session) (discov
 		return discoverer{}, "no Prometheus would discover the probe's pod: " + checks.CapLines(refusals, 3, "; ")
 	}
 	var managed []string
-	for _, sys := range data.Systems {
-		if len(sys.Servers) == 0 && slices.Contains(m.installed, sys.Name) {
-			managed = append(managed, sys.Name)
+	for _, name := range m.systemNames() {
+		if len(data.system(name).Servers) == 0 {
+			managed = append(managed, name)
 		}
 	}
 	if len(managed) > 0 {

@@ -3,7 +3,6 @@ package observability
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -20,17 +19,22 @@ func (MonitoringSystem) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "monitoring-system", Title: "A monitoring system runs in the cluster",
 		Requirement: "ai_service_metrics",
-		Description: "Finds the monitoring systems checks/observability/monitoring.yaml knows: the Prometheus " +
-			"Operator (its Prometheus, ServiceMonitor and PodMonitor CRDs, and each Prometheus object's " +
-			"Available condition), a Prometheus server of its own (the Services the common charts and " +
-			"manifests label), and managed collectors that show as CRDs (Google Cloud Managed Service for " +
-			"Prometheus, the OpenTelemetry Operator). Passes when one is found and none of the Prometheus " +
-			"Operator's servers is unavailable; warns when some are; fails when no monitoring system is " +
-			"found, or the Prometheus Operator runs no available Prometheus. What a system collects is " +
-			"judged by monitoring-targets.",
+		Description: "Finds the monitoring systems checks/observability/monitoring.yaml knows, by their CRDs, " +
+			"the Services of their servers and their collector workloads (Deployments and DaemonSets by " +
+			"pod-template labels, in any namespace): the Prometheus Operator (its Prometheus, ServiceMonitor " +
+			"and PodMonitor CRDs, and each Prometheus object's Available condition), a Prometheus server of " +
+			"its own (the Services the common charts and manifests label), the VictoriaMetrics operator's " +
+			"vmagent, and collectors that keep their targets elsewhere: Google Cloud Managed Service for " +
+			"Prometheus (its collector DaemonSet), the Azure Monitor metrics add-on (ama-metrics), the " +
+			"Amazon CloudWatch agent, Grafana Alloy and the OpenTelemetry Operator. Passes when one is " +
+			"found with its servers available and its collectors ready; warns when some are not; fails " +
+			"when no monitoring system is found, the Prometheus Operator runs no available Prometheus, or " +
+			"the systems found run no ready collector. What a system collects is judged by " +
+			"monitoring-targets.",
 		Remediation: "Install a monitoring system that discovers workloads in the cluster, such as the Prometheus " +
 			"Operator (kube-prometheus-stack) with a Prometheus object; `kubectl get prometheus -A` and the " +
-			"operator's logs say why a Prometheus is not Available.",
+			"operator's logs say why a Prometheus is not Available; a collector's DaemonSet or Deployment, " +
+			"why its pods are not ready.",
 	}
 }
 
@@ -54,20 +58,44 @@ func (MonitoringSystem) Run(ctx context.Context, env *checks.Env) (checks.Result
 			unavailable = append(unavailable, fmt.Sprintf("Prometheus %s is Available=%s: %s %s", checks.ObjectName(p), c.Status, c.Reason, c.Message))
 		}
 	}
+	// Collectors: whether one runs, and those that do not run whole.
+	collecting := false
+	for _, c := range m.collectors {
+		if c.ready > 0 {
+			collecting = true
+		}
+		if c.ready < c.desired {
+			unavailable = append(unavailable, fmt.Sprintf("%s collector %s has %d of %d pods ready", c.system, c, c.ready, c.desired))
+		}
+	}
+	systems := m.systemNames()
+	// Systems installed whose collectors are known, none of which runs.
+	allCollectors := len(systems) > 0
+	for _, name := range systems {
+		sys := data.system(name)
+		if len(sys.Collectors) == 0 || m.serving(name) {
+			allCollectors = false
+			continue
+		}
+		if len(m.collectorsOf(name)) == 0 {
+			unavailable = append(unavailable, fmt.Sprintf("%s is installed but no collector of it runs (%s)", name, collectorHint(sys)))
+		}
+	}
 	r.Details = append(r.Details, unavailable...)
 	r.Table = serversTable(m)
-	systems := m.systemNames()
 	switch {
 	case len(systems) == 0:
 		r.Finish(checks.Fail, "no monitoring system: none of %s is installed", systemList(data))
-	case len(m.prometheuses) > 0 && len(available) == 0 && len(m.servers) == 0:
+	case allCollectors && !collecting:
+		r.Finish(checks.Fail, "no monitoring system runs a collector: %s", checks.CapLines(unavailable, 3, "; "))
+	case len(m.prometheuses) > 0 && len(available) == 0 && len(m.servers) == 0 && !collecting:
 		r.Finish(checks.Fail, "the Prometheus Operator runs no available Prometheus: %s", checks.CapLines(unavailable, 3, "; "))
-	case len(m.installed) == 1 && m.installed[0] == "Prometheus Operator" && len(m.prometheuses) == 0 && len(m.servers) == 0:
+	case len(systems) == 1 && systems[0] == "Prometheus Operator" && len(m.prometheuses) == 0 && len(m.servers) == 0:
 		r.Finish(checks.Fail, "the Prometheus Operator is installed but runs no Prometheus: there is no Prometheus object")
 	case len(unavailable) > 0:
-		r.Finish(checks.Warn, "%s; %s", found(m), checks.CapLines(unavailable, 3, "; "))
+		r.Finish(checks.Warn, "%s; %s", found(data, m), checks.CapLines(unavailable, 3, "; "))
 	default:
-		r.Finish(checks.Pass, "%s", found(m))
+		r.Finish(checks.Pass, "%s", found(data, m))
 	}
 	return r, nil
 }
@@ -90,10 +118,12 @@ func (m monitoring) addEvidence(ctx context.Context, env *checks.Env, r *checks.
 		}
 		r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Services}, AllNamespaces: true, Grep: cluster.GrepAny(names...)}, "")
 	}
+	addCollectorsEvidence(ctx, env, r, m.collectors, "the monitoring systems' collectors")
 }
 
-// found says which systems were found and which servers answer for them.
-func found(m monitoring) string {
+// found says which systems were found, and which servers answer or
+// collectors run for them.
+func found(data monitoringData, m monitoring) string {
 	var parts []string
 	for _, name := range m.systemNames() {
 		var servers []string
@@ -102,11 +132,19 @@ func found(m monitoring) string {
 				servers = append(servers, s.name())
 			}
 		}
+		var collectors []string
+		for _, c := range m.collectorsOf(name) {
+			collectors = append(collectors, fmt.Sprintf("%s %d/%d ready", c, c.ready, c.desired))
+		}
 		switch {
 		case len(servers) > 0:
 			parts = append(parts, fmt.Sprintf("%s (Prometheus API at %s)", name, strings.Join(servers, ", ")))
 		case name == "Prometheus Operator":
 			parts = append(parts, name+" (no Service of its Prometheus found)")
+		case len(collectors) > 0:
+			parts = append(parts, fmt.Sprintf("%s (collectors %s)", name, checks.CapLines(collectors, 3, ", ")))
+		case len(data.system(name).Servers) > 0:
+			parts = append(parts, name+" (no Service of its servers found)")
 		default:
 			parts = append(parts, name+" (collects outside the cluster)")
 		}
@@ -143,21 +181,30 @@ func (MonitoringTargets) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "monitoring-targets", Title: "The monitoring system discovers workloads and collects their metrics",
 		Requirement: "ai_service_metrics",
-		Description: "Reads the active scrape targets of each Prometheus server monitoring-system found, from its " +
-			"HTTP API through the API server's service proxy, as `kubectl get --raw " +
+		Description: "Reads the active scrape targets of each server monitoring-system found (Prometheus, " +
+			"vmagent), from its HTTP API through the API server's service proxy, as `kubectl get --raw " +
 			"/api/v1/namespaces/NS/services/NAME:PORT/proxy/api/v1/targets` does, never dialling the server. " +
 			"A target is up when its last scrape succeeded and is recent (within three of its scrape " +
-			"intervals of the newest scrape the server reports); it is discovered when Prometheus' " +
-			"Kubernetes discovery found it. The AI workloads among the targets (KServe, KubeRay, Kubeflow, " +
-			"vLLM, Triton... by the labels and names in checks/observability/monitoring.yaml) are counted. " +
-			"Passes when a server scrapes up targets it discovered in the cluster, AI workloads among them " +
-			"and all up; warns when no AI workload is among the targets or some of them are down; fails when " +
-			"no server answers with a discovered target up. A managed collector, whose targets live outside " +
-			"the cluster, cannot be judged here: Error.",
-		Remediation: "Have the monitoring system discover the AI workloads (a ServiceMonitor or PodMonitor selecting " +
-			"their pods, or prometheus.io annotations where the configuration honours them); the server's " +
-			"/targets page, read with `kubectl get --raw` through the service proxy, shows each target's " +
-			"last error.",
+			"intervals of the newest scrape the server reports); it is discovered when Kubernetes " +
+			"discovery found it (its discovered labels, or a scrape pool the system's discovery names). " +
+			"A system found without such a server is judged on its own objects: its scrape configurations " +
+			"(PodMonitoring, ClusterPodMonitoring, VMPodScrape, Azure's PodMonitor... by the CRDs in " +
+			"monitoring.yaml) and the pods or Services their selectors select, and the scrape status the " +
+			"collector writes into them (Google's status.endpointStatuses: active and unhealthy targets, " +
+			"trusted for 15 minutes after its lastUpdateTime). The AI workloads among the targets or the " +
+			"selected pods (KServe, KubeRay, Kubeflow, vLLM, Triton... by the labels and names in " +
+			"monitoring.yaml) are counted. Passes when a server scrapes up targets it discovered in the " +
+			"cluster, or a collector's status reports its targets healthy, AI workloads among them and all " +
+			"up; warns when no AI workload is among them, some are down, or a collector keeps its targets " +
+			"where the cluster does not show them (the reason says what could not be seen); fails when " +
+			"nothing shows a target collected: no server answers with a discovered target up, no " +
+			"scrape configuration selects a workload, every target reported is unhealthy, or the " +
+			"collectors have no ready pod.",
+		Remediation: "Have the monitoring system discover the AI workloads (a ServiceMonitor, PodMonitor, " +
+			"PodMonitoring or VMPodScrape selecting their pods, or prometheus.io annotations where the " +
+			"configuration honours them); the server's /targets page, read with `kubectl get --raw` " +
+			"through the service proxy, shows each target's last error, as a PodMonitoring's " +
+			"status.endpointStatuses do once the OperatorConfig enables features.targetStatus.",
 	}
 }
 
@@ -175,16 +222,11 @@ func (MonitoringTargets) Run(ctx context.Context, env *checks.Env) (checks.Resul
 	if err != nil {
 		return r, err
 	}
-	if len(m.servers) == 0 {
-		var managed []string
-		for _, sys := range data.Systems {
-			if len(sys.Servers) == 0 && slices.Contains(m.installed, sys.Name) {
-				managed = append(managed, sys.Name)
-			}
-		}
-		if len(managed) > 0 && len(managed) == len(m.installed) {
-			return r, fmt.Errorf("no Prometheus server in the cluster whose targets can be read: %s collects outside the cluster", strings.Join(managed, ", "))
-		}
+	views, err := collectorViews(ctx, env, data, m)
+	if err != nil {
+		return r, err
+	}
+	if len(m.servers) == 0 && len(views) == 0 {
 		r.Finish(checks.Fail, "no monitoring system collects metrics: no Prometheus server's Service is found (see monitoring-system)")
 		return r, nil
 	}
@@ -205,7 +247,7 @@ func (MonitoringTargets) Run(ctx context.Context, env *checks.Env) (checks.Resul
 			st.problem = err.Error()
 			continue
 		}
-		st.set = judgeTargets(all, data.Workloads)
+		st.set = judgeTargets(all, data.Workloads, data.system(s.system))
 		switch {
 		case len(all) == 0:
 			st.problem = "it has no active target"
@@ -215,10 +257,11 @@ func (MonitoringTargets) Run(ctx context.Context, env *checks.Env) (checks.Resul
 			st.problem = fmt.Sprintf("none of its %d up targets was discovered in the cluster: static configurations only", len(st.set.up))
 		}
 	}
-	r.Table = targetsTable(results)
+	r.Table = targetsTable(results, views)
 	addTargetsEvidence(ctx, env, &r, results)
+	addViewsEvidence(ctx, env, &r, views)
 
-	var working, failing, warnings []string
+	var working, failing, warnings, unseen []string
 	aiTargets := 0
 	for _, st := range results {
 		if st.problem != "" {
@@ -235,6 +278,24 @@ func (MonitoringTargets) Run(ctx context.Context, env *checks.Env) (checks.Resul
 		}
 		warnings = append(warnings, st.set.aiDown...)
 	}
+	for _, v := range views {
+		switch {
+		case v.working != "":
+			line := v.working
+			if len(v.ai) > 0 {
+				line += "; AI workloads: " + v.aiSummary()
+			}
+			working = append(working, line)
+			for _, n := range v.ai {
+				aiTargets += n
+			}
+		case v.problem != "":
+			failing = append(failing, v.sys.Name+": "+v.problem)
+		default:
+			unseen = append(unseen, v.sys.Name+": "+v.unseen)
+		}
+		warnings = append(warnings, v.warnings...)
+	}
 	// The targets that are down, a bounded few of each server.
 	for _, st := range results {
 		down := st.set.down
@@ -244,10 +305,16 @@ func (MonitoringTargets) Run(ctx context.Context, env *checks.Env) (checks.Resul
 		r.Details = append(r.Details, down...)
 	}
 	switch {
-	case len(working) == 0:
+	case len(working) == 0 && len(unseen) == 0 && len(views) == 0:
 		r.Finish(checks.Fail, "no Prometheus server collects from the cluster: %s", checks.CapLines(failing, 3, "; "))
-	case len(failing) > 0 || len(warnings) > 0:
-		r.Finish(checks.Warn, "%s; but %s", strings.Join(working, "; "), checks.CapLines(append(failing, warnings...), 3, "; "))
+	case len(working) == 0 && len(unseen) == 0:
+		r.Finish(checks.Fail, "no monitoring system collects from the cluster: %s", checks.CapLines(failing, 3, "; "))
+	case len(working) == 0:
+		// A managed collector keeps its targets where the cluster does not
+		// show them: what it shows is judged, and what it does not is said.
+		r.Finish(checks.Warn, "what is scraped cannot be seen in the cluster: %s", checks.CapLines(append(unseen, append(failing, warnings...)...), 4, "; "))
+	case len(failing) > 0 || len(warnings) > 0 || len(unseen) > 0:
+		r.Finish(checks.Warn, "%s; but %s", strings.Join(working, "; "), checks.CapLines(append(failing, append(warnings, unseen...)...), 3, "; "))
 	case aiTargets == 0:
 		r.Finish(checks.Warn, "%s; but no AI workload is among its targets (%s)", strings.Join(working, "; "), workloadList(data))
 	default:
@@ -272,13 +339,8 @@ func addTargetsEvidence(ctx context.Context, env *checks.Env, r *checks.Result, 
 			continue
 		}
 		pools := st.set.pools
-		if len(pools) == 0 {
-			for _, t := range st.set.up {
-				if t.discovered() {
-					pools = []string{t.ScrapePool}
-					break
-				}
-			}
+		if len(pools) == 0 && st.set.discoveredPool != "" {
+			pools = []string{st.set.discoveredPool}
 		}
 		for _, p := range pools[:min(len(pools), 2)] {
 			show(st.targetsPath(p), fmt.Sprintf("targets of scrape pool %s of %s", p, st.name()))
@@ -303,8 +365,9 @@ func addTargetsEvidence(ctx context.Context, env *checks.Env, r *checks.Result, 
 	}
 }
 
-// targetsTable is each server's targets.
-func targetsTable(results []serverTargets) *checks.Table {
+// targetsTable is each server's targets, and the targets the views'
+// scrape configurations report.
+func targetsTable(results []serverTargets, views []collectorView) *checks.Table {
 	t := &checks.Table{Header: []string{"PROMETHEUS", "TARGETS", "UP", "DISCOVERED UP", "AI WORKLOADS"}}
 	for _, st := range results {
 		ai := st.set.aiSummary()
@@ -316,6 +379,19 @@ func targetsTable(results []serverTargets) *checks.Table {
 			continue
 		}
 		t.Rows = append(t.Rows, []string{st.name(), strconv.Itoa(len(st.set.all)), strconv.Itoa(len(st.set.up)), strconv.Itoa(st.set.discoveredUp), ai})
+	}
+	for _, v := range views {
+		ai := v.aiSummary()
+		if ai == "" {
+			ai = "-"
+		}
+		if v.working == "" {
+			t.Rows = append(t.Rows, []string{v.sys.Name, "-", "-", "-", ai})
+			continue
+		}
+		// A status counts the targets of Kubernetes discovery only.
+		n := strconv.FormatInt(v.healthy, 10)
+		t.Rows = append(t.Rows, []string{v.sys.Name, strconv.FormatInt(v.active, 10), n, n, ai})
 	}
 	return t
 }

@@ -44,7 +44,7 @@ func TestMonitoringSystem(t *testing.T) {
 		{Name: "the Prometheus Operator", Status: checks.Pass,
 			Reason: "Prometheus Operator (Prometheus API at monitoring/prometheus-operated)"},
 		{Name: "nothing", Edit: withoutMonitoring, Status: checks.Fail,
-			Reason: "no monitoring system: none of Prometheus Operator, Prometheus, Google Cloud Managed Service for Prometheus, OpenTelemetry Operator is installed"},
+			Reason: "no monitoring system: none of Prometheus Operator, Prometheus, Google Cloud Managed Service for Prometheus, VictoriaMetrics Operator, Azure Monitor managed service for Prometheus, Amazon CloudWatch agent, Grafana Alloy, OpenTelemetry Operator is installed"},
 		{Name: "no Prometheus object", Edit: func(w *checkstest.World) { w.Prometheuses, w.Services = nil, nil }, Status: checks.Fail,
 			Reason: "the Prometheus Operator is installed but runs no Prometheus"},
 		{Name: "its Prometheus unavailable, no Service", Edit: func(w *checkstest.World) {
@@ -63,7 +63,8 @@ func TestMonitoringSystem(t *testing.T) {
 			gmp := checkstest.EstablishedCRD("podmonitorings", "PodMonitoring")
 			gmp.Name, gmp.Spec.Group = "podmonitorings.monitoring.googleapis.com", "monitoring.googleapis.com"
 			w.CRDs = append(w.CRDs, gmp)
-		}, Status: checks.Pass, Reason: "Google Cloud Managed Service for Prometheus (collects outside the cluster)"},
+			w.ExtraDaemonSets = append(w.ExtraDaemonSets, daemonSet("gmp-system", "collector", map[string]string{"app": "managed-prometheus-collector"}, 3, 3))
+		}, Status: checks.Pass, Reason: "Google Cloud Managed Service for Prometheus (collectors DaemonSet gmp-system/collector 3/3 ready)"},
 		{Name: "a probe's Service is not the cluster's", Edit: func(w *checkstest.World) {
 			withoutMonitoring(w)
 			svc := chartPrometheus()
@@ -135,8 +136,8 @@ func TestMonitoringTargets(t *testing.T) {
 	})
 }
 
-// A managed collector's targets are not in the cluster: the check cannot
-// decide.
+// The OpenTelemetry Operator installed, with no collector of its running:
+// nothing collects, a finding rather than an Error.
 func TestMonitoringTargetsManaged(t *testing.T) {
 	w := checkstest.NewWorld(t)
 	withoutMonitoring(w)
@@ -144,8 +145,8 @@ func TestMonitoringTargetsManaged(t *testing.T) {
 	otel.Name, otel.Spec.Group = "opentelemetrycollectors.opentelemetry.io", "opentelemetry.io"
 	w.CRDs = append(w.CRDs, otel)
 	r := checkstest.Result(t, w.Serve().Run([]checks.Check{observability.MonitoringTargets{}}, nil), "monitoring-targets", "")
-	assert.Equal(t, checks.Error, r.Status, r.Reason)
-	assert.Contains(t, r.Reason, "no Prometheus server in the cluster whose targets can be read: OpenTelemetry Operator collects outside the cluster")
+	assert.Equal(t, checks.Fail, r.Status, r.Reason)
+	assert.Contains(t, r.Reason, "no monitoring system collects from the cluster: OpenTelemetry Operator: no collector of it runs (a DaemonSet labelled app.kubernetes.io/component=opentelemetry-collector,app.kubernetes.io/managed-by=opentelemetry-operator")
 }
 
 // A Prometheus that does not answer fails; a read the cluster refuses (no

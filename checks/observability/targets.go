@@ -82,12 +82,17 @@ type targetSet struct {
 	aiUp   map[string]int
 	aiDown []string
 	pools  []string // the AI workloads' scrape pools, in order found
+	// discoveredPool is the pool of the first up target discovered.
+	discoveredPool string
 }
 
 // judgeTargets sorts targets into up and down, and finds the AI workloads
 // among them. Recent is measured against the newest scrape of the same
 // answer, not the reader's clock: a recording judged later says the same.
-func judgeTargets(all []target, workloads []aiWorkload) targetSet {
+// A target was discovered in the cluster when its discovered labels say
+// so, or its pool is one the server's system's discovery names (vmagent
+// may drop discovered labels).
+func judgeTargets(all []target, workloads []aiWorkload, sys monitoringSystem) targetSet {
 	s := targetSet{all: all, ai: map[string][]target{}, aiUp: map[string]int{}}
 	var newest time.Time
 	for _, t := range all {
@@ -108,8 +113,11 @@ func judgeTargets(all []target, workloads []aiWorkload) targetSet {
 		}
 		if why == "" {
 			s.up = append(s.up, t)
-			if t.discovered() {
+			if t.discovered() || sys.discoveredPool(t.ScrapePool) {
 				s.discoveredUp++
+				if s.discoveredPool == "" {
+					s.discoveredPool = t.ScrapePool
+				}
 			}
 		} else {
 			s.down = append(s.down, t.String()+" is "+why)
