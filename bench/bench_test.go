@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aiconform/aiconform/audit"
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/checks/builtin"
 	"github.com/aiconform/aiconform/cluster"
@@ -34,7 +35,7 @@ func production(tb testing.TB) *Objects {
 // assertHealthy: KServe and KubeRay pass every check, the GPU nodes are
 // allocatable, the model servers' HPAs scale, and so every requirement is
 // met.
-func assertHealthy(t *testing.T, r Run) {
+func assertHealthy(t *testing.T, r audit.Result) {
 	t.Helper()
 	seen := map[string]bool{}
 	for _, res := range r.Outcome.Results {

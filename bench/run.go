@@ -5,60 +5,38 @@ import (
 	"io"
 	"time"
 
+	"github.com/aiconform/aiconform/audit"
 	"github.com/aiconform/aiconform/checks"
-	"github.com/aiconform/aiconform/checks/builtin"
 	"github.com/aiconform/aiconform/cluster"
 	"github.com/aiconform/aiconform/report"
 )
 
-// Run is one `aiconform check all`: what was found, the verdicts and the
-// sealed report.
-type Run struct {
-	Outcome  checks.Outcome
-	Verdicts []checks.Verdict
-	Report   *report.Report
-}
-
-// CheckAll does what `aiconform check all` does once its flags are read
-// (cmd/aiconform/check.go): every requirement, every built-in profile,
-// four checks at a time, judged at the recording's time for a recording;
-// the report built, sealed and rendered as Markdown and JSON (into
-// io.Discard: writing files is not what is measured).
-func CheckAll(ctx context.Context, src cluster.Source) (Run, error) {
-	registry := builtin.Registry()
-	catalog, err := checks.Catalog(registry)
+// CheckAll is `aiconform check all` once its flags are read: the audit
+// package's plan of every requirement and built-in profile, as many checks
+// at a time as its flag's default, the report sealed and rendered as Markdown
+// and JSON (into io.Discard: writing files is not what is measured).
+func CheckAll(ctx context.Context, src cluster.Source) (audit.Result, error) {
+	plan, err := audit.NewPlan([]string{"all"}, nil)
 	if err != nil {
-		return Run{}, err
+		return audit.Result{}, err
 	}
-	sel, err := checks.Select([]string{"all"}, catalog, registry)
+	a, err := audit.Open(ctx, src, time.Now)
 	if err != nil {
-		return Run{}, err
+		return audit.Result{}, err
 	}
-	profiles, err := checks.BuiltinProfiles()
+	r, err := a.Run(ctx, plan, audit.Options{
+		Run:    checks.RunOptions{Concurrency: audit.DefaultConcurrency, Timeout: audit.DefaultTimeout},
+		Tool:   report.Tool{Name: "aiconform", Version: "bench"},
+		FailOn: checks.Must,
+	})
 	if err != nil {
-		return Run{}, err
+		return audit.Result{}, err
 	}
-	cache := cluster.NewCache(src)
-	started := time.Now()
-	info, err := cache.Info(ctx)
-	if err != nil {
-		return Run{}, err
+	if err := report.Markdown(io.Discard, r.Report); err != nil {
+		return audit.Result{}, err
 	}
-	opts := checks.RunOptions{Concurrency: 4, Timeout: time.Minute}
-	if !info.Live && !info.RecordedAt.IsZero() {
-		opts.JudgeAt = func() time.Time { return info.RecordedAt }
+	if err := report.JSON(io.Discard, r.Report); err != nil {
+		return audit.Result{}, err
 	}
-	out := checks.Run(ctx, cache, profiles, sel.Checks, opts, time.Now)
-	verdicts := checks.Evaluate(sel.Requirements, out)
-	rep := report.Build(report.Tool{Name: "aiconform", Version: "bench"}, info, started, time.Now(), out, verdicts)
-	if err := rep.Seal(checks.Must); err != nil {
-		return Run{}, err
-	}
-	if err := report.Markdown(io.Discard, rep); err != nil {
-		return Run{}, err
-	}
-	if err := report.JSON(io.Discard, rep); err != nil {
-		return Run{}, err
-	}
-	return Run{Outcome: out, Verdicts: verdicts, Report: rep}, nil
+	return r, nil
 }

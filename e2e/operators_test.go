@@ -14,10 +14,7 @@ import (
 	"time"
 
 	"github.com/aiconform/aiconform/checks"
-	"github.com/aiconform/aiconform/checks/builtin"
-	"github.com/aiconform/aiconform/cluster"
 	"github.com/aiconform/aiconform/e2e/framework"
-	"github.com/aiconform/aiconform/report"
 	"github.com/aiconform/aiconform/rig"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -398,21 +395,8 @@ func TestOperatorsOnRig(t *testing.T) {
 // the report files beside the test's other output.
 func runChecks(ctx context.Context, t *testing.T, kubeconfig, as string) (checks.Outcome, []checks.Verdict) {
 	t.Helper()
-	live, err := cluster.NewLiveFor(kubeconfig, as, time.Now)
-	require.NoError(t, err)
-	profiles, err := checks.BuiltinProfiles()
-	require.NoError(t, err)
-	registry := builtin.Registry()
-	catalog, err := checks.Catalog(registry)
-	require.NoError(t, err)
-	cache := cluster.NewCache(live)
-	started := time.Now()
-	info, err := cache.Info(ctx)
-	require.NoError(t, err)
-	out := checks.Run(ctx, cache, profiles, registry, checks.RunOptions{Concurrency: 4, Timeout: time.Minute}, time.Now)
-	verdicts := checks.Evaluate(catalog, out)
-	framework.WriteReport(t, report.Build(report.Tool{Name: "aiconform", Version: "e2e"}, info, started, time.Now(), out, verdicts))
-	return out, verdicts
+	res := framework.Audit(ctx, t, kubeconfig, as)
+	return res.Outcome, res.Verdicts
 }
 
 // assertNotMet asserts that a fault of one operator shows: the check gives

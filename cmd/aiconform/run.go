@@ -2,12 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
 
+	"github.com/aiconform/aiconform/audit"
 	"github.com/aiconform/aiconform/checks"
-	"github.com/aiconform/aiconform/checks/builtin"
 	"github.com/aiconform/aiconform/cluster"
 	"github.com/aiconform/aiconform/probe"
 	"github.com/aiconform/aiconform/report"
@@ -59,9 +60,9 @@ func (f *RunFlags) AddFlags(fs *pflag.FlagSet) {
 	f.ConfigFlags.AddFlags(fs)
 	fs.StringSliceVar(&f.Operators, "operator", nil, "limit the run to these operator profiles (kserve, kuberay, ...)")
 	fs.StringArrayVar(&f.Profiles, "profile", nil, "an operator profile YAML file to add (repeatable)")
-	fs.DurationVar(&f.Timeout, "timeout", 60*time.Second, "time limit of each check")
+	fs.DurationVar(&f.Timeout, "timeout", audit.DefaultTimeout, "time limit of each check")
 	fs.StringVar(&f.Fixture, "fixture", "", "run on a recorded cluster: a built-in name (demo) or a file recorded by 'aiconform snapshot'")
-	fs.IntVar(&f.Concurrency, "concurrency", 4, "checks run at once")
+	fs.IntVar(&f.Concurrency, "concurrency", audit.DefaultConcurrency, "checks run at once")
 	fs.BoolVar(&f.Progress, "progress", false, "show progress on stderr even when it is not a terminal (a line per finished check)")
 	fs.BoolVar(&f.Quiet, "quiet", false, "show no progress on stderr, even on a terminal")
 	fs.BoolVar(&f.Probe, "probe", false, "prove behaviour by writing to the cluster: dry-run creates against the operators' webhooks, and a canary resource per operator in a namespace of the run's own, deleted at the end")
@@ -109,17 +110,16 @@ func (f *RunFlags) Validate() error {
 // the sealed report. Probes, when asked for, are cleaned up before it
 // returns; an interrupted run returns an interruptedError and no report.
 func (f *RunFlags) Report(ctx context.Context, ids []string, failOn checks.Level, errOut io.Writer, now func() time.Time) (*report.Report, error) {
-	registry := builtin.Registry()
-	catalog, err := checks.Catalog(registry)
+	profiles, err := loadProfiles(f.Profiles, f.Operators)
 	if err != nil {
 		return nil, err
 	}
-	sel, err := checks.Select(ids, catalog, registry)
+	plan, err := audit.NewPlan(ids, profiles)
 	if err != nil {
-		return nil, &usageError{err}
-	}
-	profiles, err := loadProfiles(f.Profiles, f.Operators)
-	if err != nil {
+		var sel *audit.SelectionError
+		if errors.As(err, &sel) {
+			return nil, &usageError{err}
+		}
 		return nil, err
 	}
 	redactor, err := newRedactor(f.Redact, f.RedactKey)
@@ -130,24 +130,24 @@ func (f *RunFlags) Report(ctx context.Context, ids []string, failOn checks.Level
 	if err != nil {
 		return nil, err
 	}
-	cache := cluster.NewCache(src)
-	started := now()
-	info, err := clusterInfo(ctx, cache)
-	if err != nil {
+	a, err := audit.Open(ctx, src, now)
+	if ie := (*audit.InfoError)(nil); errors.As(err, &ie) {
+		return nil, infoError(ie.Info, ie.Err)
+	} else if err != nil {
 		return nil, err
 	}
-	opts := checks.RunOptions{Concurrency: f.Concurrency, Timeout: f.Timeout}
-	if !info.Live && !info.RecordedAt.IsZero() {
-		opts.JudgeAt = func() time.Time { return info.RecordedAt }
+	o := audit.Options{Run: checks.RunOptions{Concurrency: f.Concurrency, Timeout: f.Timeout}, Tool: toolInfo(), FailOn: failOn}
+	if redactor != nil {
+		o.Redact = redactor.Report
 	}
 	var prog *progress
 	if !f.Quiet && (f.Progress || isTerminal(errOut)) {
 		prog = newProgress(errOut, now)
 		defer prog.Close()
-		opts.Started, opts.Progress = prog.Started, prog.Finished
+		o.Run.Started, o.Run.Progress = prog.Started, prog.Finished
 	}
 	if f.Probe {
-		sess, err := newProbeSession(f.ConfigFlags, f.ProbeTimeout, started)
+		sess, err := newProbeSession(f.ConfigFlags, f.ProbeTimeout, a.Started)
 		if err != nil {
 			return nil, err
 		}
@@ -162,33 +162,22 @@ func (f *RunFlags) Report(ctx context.Context, ids []string, failOn checks.Level
 		if prog != nil {
 			sess.OnStep = prog.Step
 		}
-		opts.Probe = sess
+		o.Run.Probe = sess
 		fmt.Fprintf(errOut, "probes: run %s, namespace %s\n", sess.RunID, sess.Namespace)
 		defer closeProbes(ctx, sess, errOut)
 	}
-	out := checks.Run(ctx, cache, profiles, sel.Checks, opts, now)
+	res, err := a.Run(ctx, plan, o)
 	if prog != nil {
 		// Before the probes' cleanup and the summary print their lines.
 		prog.Close()
 	}
-	if ctx.Err() != nil {
-		// Interrupted: a run that did not finish makes no report; the
-		// deferred cleanup still runs.
-		return nil, &interruptedError{fmt.Errorf("interrupted: %w", context.Cause(ctx))}
+	if errors.Is(err, audit.ErrInterrupted) {
+		// A run that did not finish makes no report; the deferred cleanup
+		// still runs.
+		return nil, &interruptedError{err}
 	}
-	tool := toolInfo()
-	if tool.CatalogDigest, err = checks.CatalogDigest(registry, profiles); err != nil {
+	if err != nil {
 		return nil, err
 	}
-	rep := report.Build(tool, info, started, now(), out, checks.Evaluate(sel.Requirements, out))
-	if opts.Probe != nil {
-		rep.Run.Probe = &report.ProbeRun{RunID: opts.Probe.RunID, Namespace: opts.Probe.Namespace}
-	}
-	if redactor != nil {
-		redactor.Report(rep)
-	}
-	if err := rep.Seal(failOn); err != nil {
-		return nil, err
-	}
-	return rep, nil
+	return res.Report, nil
 }

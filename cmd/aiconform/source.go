@@ -62,22 +62,28 @@ func looksLikePath(s string) bool {
 // the cluster: failing here means unreachable or unauthorized.
 func clusterInfo(ctx context.Context, c *cluster.Cache) (cluster.Info, error) {
 	info, err := c.Info(ctx)
-	if err != nil {
-		var netErr net.Error
-		switch {
-		case apierrors.IsUnauthorized(err), apierrors.IsForbidden(err):
-			return info, &clusterError{fmt.Errorf("the cluster refused us: %w", err)}
-		case errors.As(err, &netErr), errors.Is(err, context.DeadlineExceeded):
-			if info.Server == "http://localhost:8080" {
-				// client-go's fallback when no kubeconfig was found at all.
-				return info, &clusterError{errors.New("no kubeconfig found (use --kubeconfig or KUBECONFIG), and nothing answers on localhost:8080; to try aiconform without a cluster: aiconform check all --fixture demo")}
-			}
-			return info, &clusterError{fmt.Errorf("cannot reach the cluster: %w", err)}
-		default:
-			return info, &clusterError{err}
-		}
+	return info, infoError(info, err)
+}
+
+// infoError says why a cluster's identity could not be read, in the words
+// of what to do about it; nil for nil.
+func infoError(info cluster.Info, err error) error {
+	if err == nil {
+		return nil
 	}
-	return info, nil
+	var netErr net.Error
+	switch {
+	case apierrors.IsUnauthorized(err), apierrors.IsForbidden(err):
+		return &clusterError{fmt.Errorf("the cluster refused us: %w", err)}
+	case errors.As(err, &netErr), errors.Is(err, context.DeadlineExceeded):
+		if info.Server == "http://localhost:8080" {
+			// client-go's fallback when no kubeconfig was found at all.
+			return &clusterError{errors.New("no kubeconfig found (use --kubeconfig or KUBECONFIG), and nothing answers on localhost:8080; to try aiconform without a cluster: aiconform check all --fixture demo")}
+		}
+		return &clusterError{fmt.Errorf("cannot reach the cluster: %w", err)}
+	default:
+		return &clusterError{err}
+	}
 }
 
 // loadProfiles returns the built-in profiles plus those of files, limited

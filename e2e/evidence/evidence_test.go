@@ -8,11 +8,8 @@ import (
 	"time"
 
 	"github.com/aiconform/aiconform/checks"
-	"github.com/aiconform/aiconform/checks/builtin"
-	"github.com/aiconform/aiconform/cluster"
 	"github.com/aiconform/aiconform/e2e/framework"
 	"github.com/aiconform/aiconform/fixtures/scenarios"
-	"github.com/aiconform/aiconform/report"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -38,11 +35,7 @@ func TestEvidenceReRuns(t *testing.T) {
 			require.NoError(t, scenarios.Build(ctx, c.RESTConfig(), mods, sc))
 
 			kubeconfig := c.Kubeconfig()
-			live, err := cluster.NewLiveFor(kubeconfig, sc.As, time.Now)
-			require.NoError(t, err)
-			profiles, err := checks.BuiltinProfiles()
-			require.NoError(t, err)
-			out := checks.Run(ctx, cluster.NewCache(live), profiles, builtin.Registry(), checks.RunOptions{Concurrency: 4, Timeout: time.Minute}, time.Now)
+			out := framework.Audit(ctx, t, kubeconfig, sc.As).Outcome
 
 			framework.AssertEvidenceReRuns(t, binDir, kubeconfig, sc.As, out)
 
@@ -58,11 +51,6 @@ func TestEvidenceReRuns(t *testing.T) {
 				}
 			}
 			require.NotEqual(t, "none", got, "no result for %s/%s", want.check, want.operator)
-			catalog, err := checks.Catalog(builtin.Registry())
-			require.NoError(t, err)
-			info, err := live.Info(ctx)
-			require.NoError(t, err)
-			framework.WriteReport(t, report.Build(report.Tool{Name: "aiconform", Version: "e2e"}, info, time.Now(), time.Now(), out, checks.Evaluate(catalog, out)))
 		})
 	}
 }

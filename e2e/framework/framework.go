@@ -4,6 +4,7 @@ package framework
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,8 +15,11 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/aiconform/aiconform/audit"
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/cluster"
 	"github.com/aiconform/aiconform/report"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -70,21 +74,35 @@ func repoRoot(t *testing.T) string {
 	}
 }
 
-// WriteReport puts report.md and report.json of a run on disk, as
-// `--out` does, and checks both were written.
-func WriteReport(t *testing.T, rep *report.Report) {
+// Audit runs `check all` in-process through the audit package, as the
+// CLI does, on the cluster kubeconfig names, read as user as (the admin
+// when empty), and puts report.md and report.json on disk, as `--out`
+// does, checking both were written.
+func Audit(ctx context.Context, t *testing.T, kubeconfig, as string) audit.Result {
 	t.Helper()
-	require.NoError(t, rep.Seal(checks.Must))
+	live, err := cluster.NewLiveFor(kubeconfig, as, time.Now)
+	require.NoError(t, err)
+	plan, err := audit.NewPlan([]string{"all"}, nil)
+	require.NoError(t, err)
+	a, err := audit.Open(ctx, live, time.Now)
+	require.NoError(t, err)
+	res, err := a.Run(ctx, plan, audit.Options{
+		Run:    checks.RunOptions{Concurrency: audit.DefaultConcurrency, Timeout: audit.DefaultTimeout},
+		Tool:   report.Tool{Name: "aiconform", Version: "e2e"},
+		FailOn: checks.Must,
+	})
+	require.NoError(t, err)
 	dir := t.TempDir()
 	for name, render := range map[string]func(io.Writer, *report.Report) error{"report.md": report.Markdown, "report.json": report.JSON} {
 		f, err := os.Create(filepath.Join(dir, name))
 		require.NoError(t, err)
-		require.NoError(t, render(f, rep))
+		require.NoError(t, render(f, res.Report))
 		require.NoError(t, f.Close())
 		st, err := os.Stat(f.Name())
 		require.NoError(t, err)
 		assert.NotZero(t, st.Size())
 	}
+	return res
 }
 
 // AssertEvidenceReRuns runs every evidence command of a run with the rig's
