@@ -52,4 +52,4 @@ cluster-status: $(RIG_BIN)/rig ## PIDs and memory of the running rig
 # that `make tools` installs.
 e2e: tools $(RIG_BIN)/rig rig-images ## end-to-end tests on the rig (what CI runs after make test)
 	AICONFORM_RIG_BIN=$(CURDIR)/$(RIG_BIN) $(if $(filter 1,$(RIG_REUSE)),AICONFORM_RIG_DIR=$(CURDIR)/$(RIG_DIR)) \
-		go test -tags e2e -count=1 -timeout 30m ./rig/... ./e2e/... ./report
+		go test -tags e2e -count=1 -timeout 45m ./rig/... ./e2e/... ./report

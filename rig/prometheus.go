@@ -3,7 +3,9 @@ package rig
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -323,7 +325,7 @@ func (c *Cluster) serveScrapeProxy() (*http.Server, error) {
 		}
 		return up.dial()
 	}}
-	rp := &httputil.ReverseProxy{Transport: transport, Rewrite: func(r *httputil.ProxyRequest) {}}
+	rp := &httputil.ReverseProxy{Transport: transport, Rewrite: func(r *httputil.ProxyRequest) {}, ErrorHandler: scrapeFailed}
 	srv := &http.Server{Addr: ln.Addr().String(), ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ap, err := netip.ParseAddrPort(r.URL.Host)
 		if r.Method != http.MethodGet || r.URL.Scheme != "http" || err != nil || !VirtualRange.Contains(ap.Addr()) {
@@ -337,6 +339,18 @@ func (c *Cluster) serveScrapeProxy() (*http.Server, error) {
 	c.virtual = append(c.virtual, srv)
 	c.mu.Unlock()
 	return srv, nil
+}
+
+// scrapeFailed answers a scrape the proxy could not carry with 502, as
+// httputil's default does, but logs only what a test reader needs: a
+// scrape Prometheus gave up on (its timeout, or its shutdown when the rig
+// stops) is routine, and logged by the default handler it buried a failing
+// test's output under hundreds of "context canceled" lines.
+func scrapeFailed(w http.ResponseWriter, r *http.Request, err error) {
+	if !errors.Is(err, context.Canceled) && !errors.Is(r.Context().Err(), context.Canceled) {
+		log.Printf("rig scrape proxy: %s %s: %v", r.Method, r.URL, err)
+	}
+	w.WriteHeader(http.StatusBadGateway)
 }
 
 // PromLabelName is a Kubernetes label key as Prometheus' Kubernetes
