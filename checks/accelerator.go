@@ -12,15 +12,14 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// IsAccelerator is true for the extended resources of accelerators. Every
-// category that asks about accelerator pods (devices, autoscaling,
-// security) asks it here.
+// IsAccelerator is true for the extended resources of accelerators, those
+// of a vendor of accelerators.yaml. Every category that asks about
+// accelerator pods (devices, autoscaling, security) asks it here. A bad
+// file makes it false for all; the checks that read accelerators return
+// the file's error (AcceleratorNodes).
 func IsAccelerator(name corev1.ResourceName) bool {
-	n := string(name)
-	// nvidia.com/gpu.shared is what NVIDIA's device plugin renames its
-	// time-sliced or MPS replicas to, when configured to.
-	return n == "nvidia.com/gpu" || n == "nvidia.com/gpu.shared" || strings.HasPrefix(n, "nvidia.com/mig-") || n == "amd.com/gpu" ||
-		strings.HasPrefix(n, "gpu.intel.com/") || n == "habana.ai/gaudi"
+	a, err := AcceleratorTable()
+	return err == nil && a.Vendor(name) != nil
 }
 
 // AcceleratorResources are the accelerator resources a node advertises, in
@@ -187,6 +186,9 @@ type AcceleratorPick struct {
 // Ready node offers a resource a pod can request (DRA-only nodes offer
 // none).
 func PickAcceleratorNode(ctx context.Context, env *Env, want func(corev1.ResourceName) bool) (pick AcceleratorPick, skip string, err error) {
+	if _, err := AcceleratorTable(); err != nil {
+		return AcceleratorPick{}, "", err
+	}
 	nodes, err := List[*corev1.Node](ctx, env, cluster.Query{Resource: cluster.Nodes})
 	if err != nil {
 		return AcceleratorPick{}, "", err

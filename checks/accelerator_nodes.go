@@ -61,8 +61,12 @@ func IsAcceleratorDriver(ds []DRADriver, driver string) bool {
 // advertising an accelerator resource, and those an accelerator DRA driver
 // of dra_drivers.yaml publishes devices for (dra names those drivers by
 // node). With none, r skips, saying so, and nodes is nil; a node list the
-// cluster refuses is shown in r's evidence as kubectl would meet it.
+// cluster refuses is shown in r's evidence as kubectl would meet it, and a
+// bad accelerators.yaml is the error.
 func AcceleratorNodes(ctx context.Context, env *Env, r *Result) (nodes []*corev1.Node, dra map[string][]string, err error) {
+	if _, err := AcceleratorTable(); err != nil {
+		return nil, nil, err
+	}
 	all, err := List[*corev1.Node](ctx, env, cluster.Query{Resource: cluster.Nodes})
 	if err != nil {
 		r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Nodes}}, "")

@@ -104,11 +104,20 @@ func extendedEntry(entry []byte) bool {
 	return isExtended(corev1.ResourceName(key))
 }
 
+// VisibleDevicesSuffix ends the names of the variables the mask keeps of a
+// node's pods' containers (slimPod keeps the same): those by which a
+// vendor's container runtime hook hands devices to a container
+// (NVIDIA_VISIBLE_DEVICES, ASCEND_VISIBLE_DEVICES,
+// AWS_NEURON_VISIBLE_DEVICES...). The rule is by name, not a list, so that
+// the cluster needs no vendor's list; the checks' accelerators.yaml refuses
+// a vendor variable it would drop.
+const VisibleDevicesSuffix = "_VISIBLE_DEVICES"
+
 // visibleDevicesVar says whether an env entry is an *_VISIBLE_DEVICES
 // variable with a literal value, as slimPod keeps.
 func visibleDevicesVar(entry []byte) bool {
 	name, _ := bytesField(entry, 1)
-	return bytes.HasSuffix(name, []byte("_VISIBLE_DEVICES")) && !hasField(entry, 3)
+	return bytes.HasSuffix(name, []byte(VisibleDevicesSuffix)) && !hasField(entry, 3)
 }
 
 // cdiAnnotationEntry says whether an annotation asks for CDI devices.

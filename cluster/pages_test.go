@@ -74,7 +74,10 @@ func nodePodsCases() []corev1.Pod {
 	agent.Spec.Containers[0].Env = []corev1.EnvVar{
 		{Name: "NVIDIA_VISIBLE_DEVICES", Value: "all"},
 		{Name: "CUDA_VISIBLE_DEVICES", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
-		{Name: "HOME", Value: "/root"}}
+		{Name: "HOME", Value: "/root"},
+		// Another vendor's hook variable is kept by the same rule; one that
+		// only picks among a container's devices is not.
+		{Name: "ASCEND_VISIBLE_DEVICES", Value: "0-3"}, {Name: "TPU_VISIBLE_CHIPS", Value: "0"}}
 	agent.Spec.Containers[0].VolumeMounts = append(agent.Spec.Containers[0].VolumeMounts,
 		corev1.VolumeMount{Name: "dev", MountPath: "/host/dev", SubPath: "nvidia0"}, corev1.VolumeMount{Name: "cache", MountPath: "/cache"})
 	agent.Spec.Containers = append(agent.Spec.Containers, corev1.Container{Name: "sidecar", Image: "busybox",
@@ -283,7 +286,7 @@ func TestDecodeListNodePods(t *testing.T) {
 	agent := pods.Items[1]
 	assert.Equal(t, map[string]string{CDIAnnotationPrefix + "devices": "nvidia.com/gpu=0"}, agent.Annotations)
 	assert.Equal(t, []corev1.Volume{{Name: "dev", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/dev", Type: ptr.To(corev1.HostPathDirectory)}}}}, agent.Spec.Volumes)
-	assert.Equal(t, []corev1.EnvVar{{Name: "NVIDIA_VISIBLE_DEVICES", Value: "all"}}, agent.Spec.Containers[0].Env)
+	assert.Equal(t, []corev1.EnvVar{{Name: "NVIDIA_VISIBLE_DEVICES", Value: "all"}, {Name: "ASCEND_VISIBLE_DEVICES", Value: "0-3"}}, agent.Spec.Containers[0].Env)
 	assert.Equal(t, []corev1.VolumeMount{{Name: "kube-api-access", ReadOnly: true, MountPath: "/var/run/secrets/kubernetes.io/serviceaccount"},
 		{Name: "dev", MountPath: "/host/dev"}, {Name: "cache", MountPath: "/cache"}}, agent.Spec.Containers[0].VolumeMounts, "every mount: which are of hostPath volumes is read later")
 	assert.Equal(t, &corev1.SecurityContext{Privileged: ptr.To(true)}, agent.Spec.Containers[0].SecurityContext)

@@ -28,9 +28,10 @@ func (DeviceAccessMediated) Meta() checks.Meta {
 			"driver publishes devices for. Their pods are read per node (a spec.nodeName field selector, as " +
 			"`kubectl describe node` does), and each container is looked at for a way to a device around the " +
 			"device plugin or DRA: running privileged (every device of the node), a hostPath volume of /dev " +
-			"or of a vendor's device nodes (/dev/nvidia*, /dev/dri, /dev/kfd, /dev/accel, /dev/hl*, " +
-			"/dev/vfio), an NVIDIA_VISIBLE_DEVICES (or AMD_, HABANA_) variable in a container that requests " +
-			"no accelerator, or a CDI annotation (cdi.k8s.io/*). Pods of the accelerator stack are exempt: " +
+			"or of a vendor's device nodes (" + checks.DescribeAccelerators((*checks.Accelerators).HostPaths) + "), a " +
+			"vendor's device variable (" + checks.DescribeAccelerators(visibleNames) + ") in a container " +
+			"that requests no accelerator, or a CDI annotation (cdi.k8s.io/*); vendors, device nodes and " +
+			"variables are those of checks/accelerators.yaml. Pods of the accelerator stack are exempt: " +
 			"the namespaces whose pods mount the kubelet's device-plugin or plugin-registration folder " +
 			"(device plugins, DRA drivers, and what their operator runs beside them). A workload (a pod not " +
 			"of a DaemonSet or a node's static pods) that is privileged or mounts device nodes fails; one " +
@@ -47,17 +48,13 @@ func (DeviceAccessMediated) Meta() checks.Meta {
 	}
 }
 
-// deviceHostPaths start the hostPath volumes that put a host's device nodes
-// in a container: /dev itself and the vendors' nodes.
-var deviceHostPaths = []string{"/dev/nvidia", "/dev/dri", "/dev/kfd", "/dev/accel", "/dev/hl", "/dev/vfio"}
-
 // pluginHostPaths are the kubelet folders a device plugin or a DRA driver
 // mounts to register with it: their pods are the accelerator stack.
 var pluginHostPaths = []string{"/var/lib/kubelet/device-plugins", "/var/lib/kubelet/plugins_registry", "/var/lib/kubelet/plugins"}
 
-// visibleDevices are the variables a vendor's container runtime hook reads
-// to hand devices to a container.
-var visibleDevices = []string{"NVIDIA_VISIBLE_DEVICES", "AMD_VISIBLE_DEVICES", "HABANA_VISIBLE_DEVICES"}
+// visibleNames names the vendors' device variables, as the description
+// says them.
+func visibleNames(a *checks.Accelerators) string { return strings.Join(a.VisibleDevices(), ", ") }
 
 // finding is one container's way to a device around a request.
 type finding struct {
@@ -131,19 +128,26 @@ type podWays struct {
 // Run implements checks.Check.
 func (DeviceAccessMediated) Run(ctx context.Context, env *checks.Env) (checks.Result, error) {
 	var r checks.Result
-	nodes, _, err := checks.AcceleratorNodes(ctx, env, &r)
+	nodes, dra, err := checks.AcceleratorNodes(ctx, env, &r)
 	if nodes == nil {
+		return r, err
+	}
+	table, err := checks.AcceleratorTable()
+	if err != nil {
 		return r, err
 	}
 	var accel []*accelNode
 	resSet := map[corev1.ResourceName]bool{}
+	var drivers []string
 	for _, n := range nodes {
 		for x := range checks.AcceleratorResources(n) {
 			resSet[x] = true
 		}
+		drivers = append(drivers, dra[n.Name]...)
 		accel = append(accel, &accelNode{name: n.Name})
 	}
-	readPods(ctx, env, accel)
+	shownVars := deviceVariables(table, checks.SortedKeys(resSet), drivers)
+	readPods(ctx, env, table, accel)
 
 	stack := stackNamespaces(accel)
 	var fails, warns, agents, byRequest []string
@@ -196,7 +200,7 @@ func (DeviceAccessMediated) Run(ctx context.Context, env *checks.Env) (checks.Re
 				note += fmt.Sprintf("; %d of %d accelerator nodes shown, those with findings first", len(shown), len(accel))
 			}
 		}
-		r.AddEvidence(ctx, env, podColumns(name, checks.SortedKeys(resSet)), note)
+		r.AddEvidence(ctx, env, podColumns(name, shownVars, checks.SortedKeys(resSet)), note)
 	}
 	for _, n := range accel {
 		if n.err != nil {
@@ -227,11 +231,11 @@ func (DeviceAccessMediated) Run(ctx context.Context, env *checks.Env) (checks.Re
 const privileged = "privileged, with every device of the node"
 
 // deviceWays are a pod's ways to a device other than the accelerators its
-// containers request.
-func deviceWays(p *corev1.Pod) []finding {
+// containers request, by the device nodes and variables a knows.
+func deviceWays(a *checks.Accelerators, p *corev1.Pod) []finding {
 	var devicePaths map[string]string // volume -> host path; made for the few pods that have one
 	for _, v := range p.Spec.Volumes {
-		if v.HostPath != nil && isDevicePath(v.HostPath.Path) {
+		if v.HostPath != nil && a.IsDevicePath(v.HostPath.Path) {
 			if devicePaths == nil {
 				devicePaths = map[string]string{}
 			}
@@ -239,6 +243,7 @@ func deviceWays(p *corev1.Pod) []finding {
 		}
 	}
 	var out []finding
+	visible := a.VisibleDevices()
 	for _, c := range append(slices.Clone(p.Spec.InitContainers), p.Spec.Containers...) {
 		if c.SecurityContext != nil && c.SecurityContext.Privileged != nil && *c.SecurityContext.Privileged {
 			out = append(out, finding{pod: p, container: c.Name, how: privileged, strong: true})
@@ -252,7 +257,7 @@ func deviceWays(p *corev1.Pod) []finding {
 			continue
 		}
 		for _, e := range c.Env {
-			if slices.Contains(visibleDevices, e.Name) && !noDevices(e.Value) {
+			if slices.Contains(visible, e.Name) && !noDevices(e.Value) {
 				out = append(out, finding{pod: p, container: c.Name, how: fmt.Sprintf("requests no accelerator but sets %s=%s", e.Name, e.Value)})
 			}
 		}
@@ -263,21 +268,6 @@ func deviceWays(p *corev1.Pod) []finding {
 		}
 	}
 	return out
-}
-
-// isDevicePath is true for a hostPath that holds a host's device nodes.
-func isDevicePath(path string) bool {
-	path = strings.TrimSuffix(path, "/")
-	if path == "" || path == "/dev" {
-		// "" is the host's root, which holds /dev.
-		return true
-	}
-	for _, prefix := range deviceHostPaths {
-		if strings.HasPrefix(path, prefix) {
-			return true
-		}
-	}
-	return false
 }
 
 // noDevices is true for the values of a *_VISIBLE_DEVICES variable that
@@ -346,12 +336,37 @@ func isStackPod(p *corev1.Pod) bool {
 	})
 }
 
+// deviceVariables are the device variables the evidence shows: those of
+// the vendors of the nodes' resources and DRA drivers, every vendor's when
+// none is known.
+func deviceVariables(table *checks.Accelerators, resources []corev1.ResourceName, drivers []string) []string {
+	var vars []string
+	known := false
+	for _, res := range resources {
+		if v := table.Vendor(res); v != nil {
+			vars, known = append(vars, v.VisibleDevices...), true
+		}
+	}
+	for _, d := range drivers {
+		if v := table.DriverVendor(d); v != nil {
+			vars, known = append(vars, v.VisibleDevices...), true
+		}
+	}
+	if !known {
+		vars = table.VisibleDevices()
+	}
+	slices.Sort(vars)
+	return slices.Compact(vars)
+}
+
 // podColumns lists the pods of a node with what the check reads of them.
-func podColumns(node string, resources []corev1.ResourceName) cluster.Get {
+func podColumns(node string, vars []string, resources []corev1.ResourceName) cluster.Get {
 	cols := []string{
 		"NAMESPACE:.metadata.namespace", "NAME:.metadata.name", "OWNER:.metadata.ownerReferences[*].kind",
 		"PRIVILEGED:.spec.containers[*].securityContext.privileged", "HOSTPATH:.spec.volumes[*].hostPath.path",
-		`NVIDIA_VISIBLE_DEVICES:.spec.containers[*].env[?(@.name=="NVIDIA_VISIBLE_DEVICES")].value`,
+	}
+	for _, v := range vars {
+		cols = append(cols, fmt.Sprintf(`%s:.spec.containers[*].env[?(@.name==%q)].value`, v, v))
 	}
 	for _, res := range resources {
 		short := strings.ToUpper(string(res[strings.LastIndex(string(res), "/")+1:]))
@@ -364,7 +379,7 @@ func podColumns(node string, resources []corev1.ResourceName) cluster.Get {
 }
 
 // readPods reads the pods of each node.
-func readPods(ctx context.Context, env *checks.Env, accel []*accelNode) {
+func readPods(ctx context.Context, env *checks.Env, table *checks.Accelerators, accel []*accelNode) {
 	names := make([]string, len(accel))
 	for i, n := range accel {
 		names[i] = n.name
@@ -381,7 +396,7 @@ func readPods(ctx context.Context, env *checks.Env, accel []*accelNode) {
 			if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 				continue
 			}
-			pw := podWays{namespace: p.Namespace, name: p.Name, requests: requestsAccelerator(p), ways: byContainer(deviceWays(p))}
+			pw := podWays{namespace: p.Namespace, name: p.Name, requests: requestsAccelerator(p), ways: byContainer(deviceWays(table, p))}
 			if pw.requests || len(pw.ways) > 0 {
 				pw.agent = nodeAgent(p)
 				n.pods = append(n.pods, pw)

@@ -11,27 +11,24 @@ import (
 
 // The device isolation probe's containers run devicesScript and print two
 // sections, each headed by the command as a shell prompt shows it: what
-// `ls -l` lists of the device folders, and what `nvidia-smi -L` lists of
-// the GPUs (where NVIDIA's runtime put it in the container).
-const (
-	lsCommand  = "ls -l /dev /dev/dri /dev/accel"
-	smiCommand = "nvidia-smi -L"
-)
+// `ls -l` lists of /dev and of the folders under it that hold a vendor's
+// device nodes (accelerators.yaml), and what `nvidia-smi -L` lists of the
+// GPUs (where NVIDIA's runtime put it in the container).
+const smiCommand = "nvidia-smi -L"
+
+// lsCommand lists /dev and the folders of a's device nodes.
+func lsCommand(a *checks.Accelerators) string {
+	return strings.Join(append([]string{"ls -l /dev"}, a.DeviceFolders()...), " ")
+}
 
 // devicesScript prints both sections (checks.CommandsScript).
-var devicesScript = checks.CommandsScript(lsCommand, smiCommand)
+func devicesScript(a *checks.Accelerators) string {
+	return checks.CommandsScript(lsCommand(a), smiCommand)
+}
 
 // charDevice is a character device of `ls -l` (GNU or BusyBox): its
 // major and minor numbers, then its name last.
 var charDevice = regexp.MustCompile(`^c\S*\s+\d+\s+\S+\s+\S+\s+(\d+),\s*(\d+)\s+.*\s(\S+)$`)
-
-// perDevice are the names of the device nodes that stand for one
-// accelerator each; control are those a vendor adds beside them, which
-// alone give no accelerator.
-var (
-	perDevice = regexp.MustCompile(`^(/dev/nvidia\d+|/dev/dri/renderD\d+|/dev/accel/accel\d+|/dev/hl\d+)$`)
-	control   = regexp.MustCompile(`^(/dev/nvidia(ctl|-uvm|-uvm-tools|-modeset)|/dev/nvidia-caps/.*|/dev/kfd|/dev/dri/card\d+|/dev/hl_controlD\d+)$`)
-)
 
 // smiGPU is a GPU line of `nvidia-smi -L`.
 var smiGPU = regexp.MustCompile(`^GPU \d+: .*\(UUID: (GPU-[0-9a-fA-F-]+)\)`)
@@ -56,11 +53,12 @@ type deviceView struct {
 	listed bool
 }
 
-// parseDevices reads a container's output.
-func parseDevices(out string) deviceView {
+// parseDevices reads a container's output, the device nodes known by a:
+// those of one accelerator each, and the vendors' control nodes.
+func parseDevices(a *checks.Accelerators, out string) deviceView {
 	var v deviceView
 	sections := checks.CommandOutputs(out)
-	ls, listed := sections[lsCommand]
+	ls, listed := sections[lsCommand(a)]
 	v.listed = listed
 	dir := "/dev"
 	for _, line := range strings.Split(ls, "\n") {
@@ -75,9 +73,9 @@ func parseDevices(out string) deviceView {
 		}
 		path := dir + "/" + m[3]
 		switch {
-		case perDevice.MatchString(path):
+		case a.IsPerDevice(path):
 			v.devices = append(v.devices, device{path: path, major: m[1], minor: m[2]})
-		case control.MatchString(path):
+		case a.IsControl(path):
 			v.control = append(v.control, path)
 		}
 	}

@@ -16,7 +16,15 @@ func view(t *testing.T, name string) deviceView {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", name+".txt"))
 	require.NoError(t, err)
-	return parseDevices(string(b))
+	return parseDevices(table(t), string(b))
+}
+
+// table is the embedded accelerators.yaml.
+func table(t *testing.T) *checks.Accelerators {
+	t.Helper()
+	a, err := checks.AcceleratorTable()
+	require.NoError(t, err)
+	return a
 }
 
 func TestParseDevices(t *testing.T) {
@@ -39,7 +47,23 @@ func TestParseDevices(t *testing.T) {
 	assert.Equal(t, []device{{path: "/dev/dri/renderD129", major: "226", minor: "129"}}, amd.devices)
 	assert.Equal(t, []string{"/dev/kfd", "/dev/dri/card1"}, amd.control)
 
-	assert.False(t, parseDevices("exec /bin/sh: no such file or directory\n").listed)
+	// The other vendors' nodes: a TPU's VFIO group (v5e on) or accel
+	// node (v4), a Neuron device, an Ascend NPU beside its control nodes.
+	for name, want := range map[string]device{
+		"tpu-holder":    {path: "/dev/vfio/2", major: "244", minor: "2"},
+		"tpu-v4-holder": {path: "/dev/accel1", major: "121", minor: "1"},
+		"neuron-holder": {path: "/dev/neuron1", major: "239", minor: "1"},
+		"ascend-holder": {path: "/dev/davinci3", major: "236", minor: "3"},
+	} {
+		v := view(t, name)
+		assert.True(t, v.listed, name)
+		assert.Equal(t, []device{want}, v.devices, name)
+		assert.Equal(t, 1, v.count(), name)
+	}
+	assert.Equal(t, []string{"/dev/vfio/vfio"}, view(t, "tpu-holder").control)
+	assert.Equal(t, []string{"/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"}, view(t, "ascend-holder").control)
+
+	assert.False(t, parseDevices(table(t), "exec /bin/sh: no such file or directory\n").listed)
 	assert.Empty(t, shares(a, view(t, "holder-b")))
 	assert.Equal(t, []string{"/dev/nvidia3 (195:3)", "GPU-9d4b1f0e-3c2a-4e7b-8f61-0a2d5c7e9b13"}, shares(a, leaky))
 }
@@ -71,7 +95,7 @@ func TestJudgeIsolation(t *testing.T) {
 			reason: "containers aiconform-devices-a/holder and aiconform-devices-b/holder both see /dev/nvidia3 (195:3), GPU-9d4b1f0e-3c2a-4e7b-8f61-0a2d5c7e9b13"},
 		{name: "a holder given none", edit: func(v map[string]deviceView) { v[podA+"/"+holder] = view(t, "bystander") }, status: checks.Fail,
 			reason: "container aiconform-devices-a/holder holds one nvidia.com/gpu but sees no accelerator"},
-		{name: "an image without a shell", edit: func(v map[string]deviceView) { v[podA+"/"+holder] = parseDevices("") }, status: checks.Fail,
+		{name: "an image without a shell", edit: func(v map[string]deviceView) { v[podA+"/"+holder] = parseDevices(table(t), "") }, status: checks.Fail,
 			reason: "container aiconform-devices-a/holder printed no listing of /dev"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -90,8 +114,11 @@ func TestIsDevicePath(t *testing.T) {
 	for path, want := range map[string]bool{
 		"/": true, "/dev": true, "/dev/": true, "/dev/nvidia0": true, "/dev/nvidiactl": true, "/dev/dri": true,
 		"/dev/kfd": true, "/dev/vfio/12": true, "/dev/shm": false, "/var/lib/kubelet/device-plugins": false, "/run/nvidia": false,
+		"/dev/neuron0": true, "/dev/davinci2": true, "/dev/davinci_manager": true, "/dev/devmm_svm": true, "/dev/hisi_hdc": true,
+		"/dev/accel0": true, "/dev/accel/accel0": true, "/dev/vfio": true, "/dev/hl0": true, "/dev/nvidia-caps": true,
+		"/dev/net/tun": false, "/dev/fuse": false, "/dev/disk/by-id": false,
 	} {
-		assert.Equal(t, want, isDevicePath(path), path)
+		assert.Equal(t, want, table(t).IsDevicePath(path), path)
 	}
 }
 

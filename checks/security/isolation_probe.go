@@ -46,7 +46,8 @@ func (DeviceIsolationProbe) Meta() checks.Meta {
 			"CPU and memory limits, a deadline): pod a with a container holding one accelerator and a second " +
 			"container asking for none; pod b holding another (when two are free); pod none asking for none " +
 			"but setting NVIDIA_VISIBLE_DEVICES=all (for an NVIDIA resource) as CUDA images do. Each " +
-			"container prints `ls -l /dev /dev/dri /dev/accel` and `nvidia-smi -L`; the output is read back " +
+			"container prints `" + checks.DescribeAccelerators(lsCommand) + "` (the folders of the device nodes " +
+			"checks/accelerators.yaml knows) and `nvidia-smi -L`; the output is read back " +
 			"through the API server as `kubectl logs` does. Passes when each holder sees exactly one " +
 			"accelerator device node (or GPU), the containers asking for none see none, and the two holders " +
 			"see different devices. Warns when only one accelerator was free, so the two holders could not " +
@@ -77,6 +78,10 @@ func (DeviceIsolationProbe) Run(ctx context.Context, env *checks.Env) (checks.Re
 		r.Finish(checks.Skip, "probes are off: --probe runs pods on an accelerator node, with and without a request, and reads back the devices each container sees")
 		return r, nil
 	}
+	accel, err := checks.AcceleratorTable()
+	if err != nil {
+		return r, err
+	}
 	plan, skip, err := planDevices(ctx, env)
 	if err != nil || skip != "" {
 		if skip != "" {
@@ -93,7 +98,7 @@ func (DeviceIsolationProbe) Run(ctx context.Context, env *checks.Env) (checks.Re
 	}
 	var pods []*unstructured.Unstructured
 	for _, name := range names {
-		pod, err := devicesPod(name, s.ShellImage, plan, s.Timeout)
+		pod, err := devicesPod(name, s.ShellImage, devicesScript(accel), plan, s.Timeout)
 		if err != nil {
 			return r, err
 		}
@@ -109,7 +114,7 @@ func (DeviceIsolationProbe) Run(ctx context.Context, env *checks.Env) (checks.Re
 	}
 	views := map[string]deviceView{}
 	for key, out := range outputs {
-		views[key] = parseDevices(out)
+		views[key] = parseDevices(accel, out)
 	}
 	st, why := judgeIsolation(views, plan)
 	r.Finish(st, "%s", why)
@@ -132,8 +137,8 @@ func planDevices(ctx context.Context, env *checks.Env) (devicePlan, string, erro
 }
 
 // devicesPod is one of the probe's pods, bound for the plan's node.
-func devicesPod(name, image string, plan devicePlan, timeout time.Duration) (*unstructured.Unstructured, error) {
-	spec := checks.PrintingPodSpec(image, devicesScript, plan.target, timeout, string(plan.res))
+func devicesPod(name, image, script string, plan devicePlan, timeout time.Duration) (*unstructured.Unstructured, error) {
+	spec := checks.PrintingPodSpec(image, script, plan.target, timeout, string(plan.res))
 	base := spec.Containers[0]
 	with := *base.DeepCopy()
 	with.Name = holder
