@@ -380,6 +380,19 @@ func prometheusState(p *unstructured.Unstructured) (checks.Condition, bool) {
 // cannot decide.
 func refused(err error) bool { return apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) }
 
+// refusedBehind says whether a read through the service proxy was refused
+// by the server behind it, not by the API server: a 401 (the reader's own
+// credentials were good for every list before it), or a 403 that is not
+// RBAC's refusal of services/proxy. The proxy does not pass the reader's
+// credentials on, so a server behind an authenticating proxy (OpenShift's
+// monitoring, behind kube-rbac-proxy) refuses every such read.
+func refusedBehind(err error) bool {
+	if apierrors.IsUnauthorized(err) {
+		return true
+	}
+	return apierrors.IsForbidden(err) && !strings.Contains(err.Error(), "cannot get resource")
+}
+
 // answerOf says what a failed read through a proxy answered: the API
 // server's message, and what it relayed from behind the proxy, which a
 // 503 keeps apart from its message ("error trying to reach service: ...").

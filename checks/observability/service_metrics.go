@@ -213,6 +213,9 @@ type serverTargets struct {
 	server
 	set     targetSet
 	problem string // why it shows no collection; "" when it does
+	// unseen says why its targets could not be read, when the server
+	// refused the read.
+	unseen string
 }
 
 // Run implements checks.Check.
@@ -236,6 +239,10 @@ func (MonitoringTargets) Run(ctx context.Context, env *checks.Env) (checks.Resul
 		st.server = s
 		body, _, err := env.Cluster.Raw(ctx, s.targetsPath(""))
 		if err != nil {
+			if refusedBehind(err) {
+				st.unseen = "its API refuses the API server's proxy, which passes no credentials on (" + answerOf(err) + "): its targets cannot be read this way"
+				continue
+			}
 			if refused(err) {
 				return r, fmt.Errorf("targets of %s: %w", s.name(), err)
 			}
@@ -264,6 +271,10 @@ func (MonitoringTargets) Run(ctx context.Context, env *checks.Env) (checks.Resul
 	var working, failing, warnings, unseen []string
 	aiTargets := 0
 	for _, st := range results {
+		if st.unseen != "" {
+			unseen = append(unseen, fmt.Sprintf("Prometheus %s: %s", st.name(), st.unseen))
+			continue
+		}
 		if st.problem != "" {
 			failing = append(failing, fmt.Sprintf("Prometheus %s: %s", st.name(), st.problem))
 			continue
@@ -335,7 +346,7 @@ func addTargetsEvidence(ctx context.Context, env *checks.Env, r *checks.Result, 
 		}
 	}
 	for _, st := range results {
-		if st.problem != "" {
+		if st.problem != "" || st.unseen != "" {
 			continue
 		}
 		pools := st.set.pools
@@ -348,6 +359,8 @@ func addTargetsEvidence(ctx context.Context, env *checks.Env, r *checks.Result, 
 	}
 	for _, st := range results {
 		switch {
+		case st.unseen != "":
+			show(st.targetsPath(""), "Prometheus "+st.name()+" refuses the proxy")
 		case st.problem == "":
 		case len(st.set.all) > 0 && len(st.set.all) <= 20:
 			show(st.targetsPath(""), "Prometheus "+st.name())
@@ -374,7 +387,7 @@ func targetsTable(results []serverTargets, views []collectorView) *checks.Table 
 		if ai == "" {
 			ai = "-"
 		}
-		if st.problem != "" && st.set.all == nil {
+		if (st.problem != "" || st.unseen != "") && st.set.all == nil {
 			t.Rows = append(t.Rows, []string{st.name(), "-", "-", "-", "-"})
 			continue
 		}

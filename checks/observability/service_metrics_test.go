@@ -150,7 +150,8 @@ func TestMonitoringTargetsManaged(t *testing.T) {
 }
 
 // A Prometheus that does not answer fails; a read the cluster refuses (no
-// services/proxy in the role) is an Error.
+// services/proxy in the role) is an Error; a read the server behind the
+// proxy refuses is what could not be seen.
 func TestMonitoringTargetsUnreadable(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -160,6 +161,12 @@ func TestMonitoringTargetsUnreadable(t *testing.T) {
 	}{
 		{"no endpoints", apierrors.NewServiceUnavailable(`no endpoints available for service "prometheus-operated"`), checks.Fail,
 			`Prometheus monitoring/prometheus-operated: its API does not answer: no endpoints available for service "prometheus-operated"`},
+		// OpenShift's monitoring stack: kube-rbac-proxy in front of
+		// Prometheus refuses the proxy's read, which carries no token.
+		{"its server asks for credentials", apierrors.NewUnauthorized("Unauthorized"), checks.Warn,
+			"what is scraped cannot be seen in the cluster: Prometheus monitoring/prometheus-operated: its API refuses the API server's proxy, which passes no credentials on (Unauthorized)"},
+		{"its server refuses the anonymous read", apierrors.NewForbidden(schema.GroupResource{}, "", errors.New("Forbidden (user=system:anonymous, verb=get, resource=, subresource=)")), checks.Warn,
+			"its API refuses the API server's proxy, which passes no credentials on"},
 		{"forbidden", apierrors.NewForbidden(schema.GroupResource{Resource: "services/proxy"}, "prometheus-operated:web", errors.New(`User "auditor" cannot get resource "services/proxy"`)), checks.Error,
 			"targets of monitoring/prometheus-operated:"},
 	} {
