@@ -7,15 +7,18 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/cluster"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
@@ -28,15 +31,96 @@ type autoscalerData struct {
 	Karpenter struct {
 		NodePools  string `yaml:"nodePools"`
 		NodeClaims string `yaml:"nodeClaims"`
+		// Providers name whose Karpenter it is, by the group of the
+		// NodeClass a NodePool refers to.
+		Providers map[string]string `yaml:"providers"`
+		// Outside are the NodeClass groups of platforms that run
+		// Karpenter's controller outside the cluster.
+		Outside []string `yaml:"outside"`
 	} `yaml:"karpenter"`
 	ClusterAutoscaler struct {
 		// Namespace is where most installs run it, a hint: it writes its
 		// status in its own --namespace, which is looked for in every one.
 		Namespace       string `yaml:"namespace"`
 		StatusConfigMap string `yaml:"statusConfigMap"`
+		Deployment      struct {
+			LabelKeys  []string `yaml:"labelKeys"`
+			NameSuffix string   `yaml:"nameSuffix"`
+		} `yaml:"deployment"`
+		GroupNodeNames []struct {
+			Match      string `yaml:"match"`
+			NodePrefix string `yaml:"nodePrefix"`
+		} `yaml:"groupNodeNames"`
 	} `yaml:"clusterAutoscaler"`
-	NodeGroupLabels []string `yaml:"nodeGroupLabels"`
-	AcceleratorKeys []string `yaml:"acceleratorKeys"`
+	NodeGroupKinds  []nodeGroupKind `yaml:"nodeGroupKinds"`
+	NodeGroupLabels []string        `yaml:"nodeGroupLabels"`
+	AcceleratorKeys []string        `yaml:"acceleratorKeys"`
+}
+
+// nodeGroupKind is a kind of object that is a node group an autoscaler
+// grows: how its bounds, its size, its accelerators and its nodes are
+// read. Field paths are dotted, a segment ending in [] for each item of a
+// list.
+type nodeGroupKind struct {
+	// Name is the solution's, for the evidence ("Cluster API").
+	Name string `yaml:"name"`
+	CRD  string `yaml:"crd"`
+	// Min and Max bound a group: an annotation of it, else a field.
+	Min bound `yaml:"min"`
+	Max bound `yaml:"max"`
+	// SizedBy are objects that bound the group they target, in their
+	// namespace, where the group carries no bounds of its own.
+	SizedBy *struct {
+		CRD    string `yaml:"crd"`
+		Min    string `yaml:"min"`
+		Max    string `yaml:"max"`
+		Target string `yaml:"target"`
+	} `yaml:"sizedBy"`
+	// Replicas is the field of the group's size now.
+	Replicas string `yaml:"replicas"`
+	// AutoCreate is a boolean field: true, the group's nodes are created on
+	// demand up to limits the cluster does not show (Outside says whose).
+	AutoCreate string `yaml:"autoCreate"`
+	Outside    string `yaml:"outside"`
+	// Runner is the autoscaler that acts on the bounds, and must run:
+	// "cluster-autoscaler" or none.
+	Runner string `yaml:"runner"`
+	// Needs are CRDs of which an object must exist for the platform to
+	// run the autoscaler (OpenShift's ClusterAutoscaler).
+	Needs []string `yaml:"needs"`
+	// CANamed: cluster-autoscaler names the group Kind/namespace/name in
+	// its status and events (its clusterapi provider).
+	CANamed     bool `yaml:"caNamed"`
+	Accelerator struct {
+		// CountAnnotations hold how many accelerators a new node has,
+		// of the resource TypeAnnotation names.
+		CountAnnotations []string `yaml:"countAnnotations"`
+		TypeAnnotation   string   `yaml:"typeAnnotation"`
+		// LabelsAnnotation ("k=v,k=v") and LabelFields (maps) are the
+		// labels a new node gets, tested against acceleratorKeys.
+		LabelsAnnotation string   `yaml:"labelsAnnotation"`
+		LabelFields      []string `yaml:"labelFields"`
+		// Fields name an accelerator when set.
+		Fields []string `yaml:"fields"`
+	} `yaml:"accelerator"`
+	// Nodes says which nodes are the group's: those labelled Label with
+	// its name, those its members (objects labelled GroupLabel with its
+	// name) name, or those its NodeNames field lists.
+	Nodes struct {
+		Label   string `yaml:"label"`
+		Members *struct {
+			CRD        string `yaml:"crd"`
+			GroupLabel string `yaml:"groupLabel"`
+			NodeName   string `yaml:"nodeName"`
+		} `yaml:"members"`
+		NodeNames string `yaml:"nodeNames"`
+	} `yaml:"nodes"`
+}
+
+// bound is where a node group's minimum or maximum is written.
+type bound struct {
+	Annotation string `yaml:"annotation"`
+	Field      string `yaml:"field"`
 }
 
 func loadAutoscalerData() (*autoscalerData, error) {
@@ -101,7 +185,12 @@ type autoscalers struct {
 	// karpenter is set when Karpenter's CRDs are served.
 	karpenter *karpenterState
 	// ca is set when cluster-autoscaler's status ConfigMap exists.
-	ca    *caState
+	ca *caState
+	// caDeployments are cluster-autoscaler's Deployments, in any
+	// namespace.
+	caDeployments []*appsv1.Deployment
+	// kinds are the node-group kinds whose CRD the cluster serves.
+	kinds []*kindState
 	nodes []*corev1.Node
 }
 
@@ -115,13 +204,45 @@ type caState struct {
 	status *caStatus
 }
 
+// kindState is what the cluster holds of one node-group kind.
+type kindState struct {
+	kind *nodeGroupKind
+	res  cluster.Resource
+	// objs are the kind's objects; members, sizers and needs those of
+	// the kinds it names, by CRD for needs.
+	objs, members, sizers []*unstructured.Unstructured
+	needs                 map[string]int
+}
+
 // lookedFor says what detect searched, for a verdict that found nothing.
 func (a *autoscalers) lookedFor() string {
 	d := a.data
-	return fmt.Sprintf("Karpenter (CRD %s) and cluster-autoscaler (its status ConfigMap %s, in any namespace)", d.Karpenter.NodePools, d.ClusterAutoscaler.StatusConfigMap)
+	var kinds []string
+	for _, k := range d.NodeGroupKinds {
+		kinds = append(kinds, k.CRD)
+	}
+	return fmt.Sprintf("Karpenter (CRD %s), cluster-autoscaler (its status ConfigMap %s, in any namespace, and its Deployment, by its pod labels) and node groups of %s",
+		d.Karpenter.NodePools, d.ClusterAutoscaler.StatusConfigMap, strings.Join(kinds, ", "))
 }
 
-func (a *autoscalers) none() bool { return a.karpenter == nil && a.ca == nil }
+func (a *autoscalers) none() bool {
+	if a.karpenter != nil || a.ca != nil || len(a.caDeployments) > 0 {
+		return false
+	}
+	for _, k := range a.kinds {
+		for _, n := range k.needs {
+			if n > 0 {
+				return false
+			}
+		}
+		for _, o := range k.objs {
+			if k.sized(o).grows() {
+				return false
+			}
+		}
+	}
+	return true
+}
 
 // detect finds the cluster's autoscalers, adding the reads that show them
 // (or their absence) to r's evidence.
@@ -135,25 +256,32 @@ func detect(ctx context.Context, env *checks.Env, r *checks.Result) (*autoscaler
 	if err != nil {
 		return nil, fmt.Errorf("cannot tell whether Karpenter is installed: %w", err)
 	}
+	// objects lists a kind's objects, leaving out a probe's.
+	objects := func(crd *apiextensionsv1.CustomResourceDefinition, note string) ([]*unstructured.Unstructured, error) {
+		res := checks.CRDResource(crd)
+		r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{res}, AllNamespaces: res.Namespaced}, note)
+		objs, err := checks.List[*unstructured.Unstructured](ctx, env, cluster.Query{Resource: res})
+		if err != nil {
+			return nil, err
+		}
+		var out []*unstructured.Unstructured
+		for _, o := range objs {
+			if _, ok := checks.ProbeRun(o.GetLabels(), o.GetNamespace()); !ok {
+				out = append(out, o)
+			}
+		}
+		return out, nil
+	}
 	pools, claims := checks.FindCRD(crds, d.Karpenter.NodePools), checks.FindCRD(crds, d.Karpenter.NodeClaims)
 	if pools == nil || claims == nil {
 		r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.CRDs}, Names: []string{d.Karpenter.NodePools, d.Karpenter.NodeClaims}}, "Karpenter's API")
 	} else {
 		k := &karpenterState{}
-		for _, c := range []struct {
-			res  cluster.Resource
-			into *[]*unstructured.Unstructured
-		}{{checks.CRDResource(pools), &k.pools}, {checks.CRDResource(claims), &k.claims}} {
-			r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{c.res}, AllNamespaces: c.res.Namespaced}, "")
-			objs, err := checks.List[*unstructured.Unstructured](ctx, env, cluster.Query{Resource: c.res})
-			if err != nil {
-				return nil, err
-			}
-			for _, o := range objs {
-				if _, ok := checks.ProbeRun(o.GetLabels(), o.GetNamespace()); !ok {
-					*c.into = append(*c.into, o)
-				}
-			}
+		if k.pools, err = objects(pools, ""); err != nil {
+			return nil, err
+		}
+		if k.claims, err = objects(claims, ""); err != nil {
+			return nil, err
 		}
 		a.karpenter = k
 	}
@@ -172,7 +300,74 @@ func detect(ctx context.Context, env *checks.Env, r *checks.Result) (*autoscaler
 			a.ca.status = &st
 		}
 	}
+	// Its Deployment, wherever it was installed, known by what it runs.
+	deps, err := checks.List[*appsv1.Deployment](ctx, env, cluster.Query{Resource: cluster.Deployments})
+	if err != nil {
+		return nil, err
+	}
+	for _, dep := range deps {
+		if d.isClusterAutoscaler(dep) {
+			a.caDeployments = append(a.caDeployments, dep)
+		}
+	}
+	r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Deployments}, AllNamespaces: true, Wide: true, Grep: cluster.GrepAny("NAMESPACE", d.ClusterAutoscaler.Deployment.NameSuffix)},
+		"cluster-autoscaler's Deployment, in any namespace, by its pod labels")
+	// Node groups held as objects: Cluster API's, OpenShift's, GKE's.
+	var absent []string
+	for i := range d.NodeGroupKinds {
+		kind := &d.NodeGroupKinds[i]
+		crd := checks.FindCRD(crds, kind.CRD)
+		if crd == nil {
+			absent = append(absent, kind.CRD)
+			continue
+		}
+		k := &kindState{kind: kind, res: checks.CRDResource(crd), needs: map[string]int{}}
+		if k.objs, err = objects(crd, kind.Name+"'s node groups"); err != nil {
+			return nil, err
+		}
+		for _, need := range kind.Needs {
+			if c := checks.FindCRD(crds, need); c != nil {
+				objs, err := objects(c, "")
+				if err != nil {
+					return nil, err
+				}
+				k.needs[need] = len(objs)
+			}
+		}
+		if s := kind.SizedBy; s != nil {
+			if c := checks.FindCRD(crds, s.CRD); c != nil {
+				if k.sizers, err = objects(c, "what bounds them"); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if m := kind.Nodes.Members; m != nil && len(k.objs) > 0 {
+			if c := checks.FindCRD(crds, m.CRD); c != nil {
+				if k.members, err = objects(c, "their machines and the nodes they made"); err != nil {
+					return nil, err
+				}
+			}
+		}
+		a.kinds = append(a.kinds, k)
+	}
+	if len(absent) > 0 {
+		r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.CRDs}, Names: absent}, "node groups held as objects (Cluster API, OpenShift, GKE)")
+	}
 	return a, nil
+}
+
+// isClusterAutoscaler tells cluster-autoscaler's Deployment by its pod
+// template's labels, never by its namespace or name. (Its image is not
+// read: the shared cache keeps of a Deployment listed across the cluster
+// its template's labels alone.)
+func (d *autoscalerData) isClusterAutoscaler(dep *appsv1.Deployment) bool {
+	suffix := d.ClusterAutoscaler.Deployment.NameSuffix
+	for _, k := range d.ClusterAutoscaler.Deployment.LabelKeys {
+		if v := dep.Spec.Template.Labels[k]; v != "" && strings.HasSuffix(v, suffix) {
+			return true
+		}
+	}
+	return false
 }
 
 // statusConfigMap picks cluster-autoscaler's status among the ConfigMaps of
@@ -241,17 +436,27 @@ func (AutoscalerFound) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "autoscaler-found", Title: "A cluster autoscaler is found and healthy",
 		Requirement: "cluster_autoscaling",
-		Description: fmt.Sprintf("Looks for Karpenter (its NodePool and NodeClaim CRDs, then their objects, one LIST each) and "+
-			"for cluster-autoscaler (its status ConfigMap cluster-autoscaler-status, read by name in every "+
-			"namespace, since it writes it in its own --namespace; managed autoscalers of the clouds write "+
-			"it too), as checks/scheduling/autoscalers.yaml names them. Neither found skips, saying what was "+
-			"looked for: the requirement is then not applicable. Karpenter passes with every NodePool Ready "+
-			"(Unknown is not Ready) and warns with none; cluster-autoscaler passes when its status says "+
-			"Running and cluster-wide Healthy, and fails when it does not, or when it was last written more "+
-			"than %s ago (the autoscaler rewrites it every loop).", caStaleAfter),
+		Description: fmt.Sprintf("Looks, as checks/scheduling/autoscalers.yaml names them, for Karpenter (its NodePool and "+
+			"NodeClaim CRDs, then their objects, one LIST each; whose Karpenter it is, EKS Auto Mode's or AKS node "+
+			"auto-provisioning's, by the group of the NodeClass its NodePools name); for cluster-autoscaler (its "+
+			"status ConfigMap cluster-autoscaler-status, read by name in every namespace, since it writes it in "+
+			"its own --namespace; managed autoscalers of the clouds write it too; and its Deployment, in any "+
+			"namespace, by its pod-template labels); and for node groups held as objects: Cluster API's "+
+			"MachineDeployments and MachinePools with cluster-autoscaler's min/max size annotations, OpenShift's "+
+			"MachineSets bounded by those annotations or by a MachineAutoscaler, GKE's ComputeClasses with node "+
+			"pool auto-creation. None found skips, saying what was looked for: the requirement is then not "+
+			"applicable. Karpenter passes with every NodePool Ready (Unknown is not Ready) and warns with none; "+
+			"cluster-autoscaler passes when its status says Running and cluster-wide Healthy, and fails when it "+
+			"does not, when it was last written more than %s ago (the autoscaler rewrites it every loop), or "+
+			"when its Deployment has no available replica. Cluster API node groups with nothing in the cluster "+
+			"running cluster-autoscaler warn (it may run in a management cluster); OpenShift's with no "+
+			"ClusterAutoscaler fail (the operator then runs none). What a managed platform keeps outside the "+
+			"cluster (GKE's limits, EKS Auto Mode's and AKS's Karpenter controller) is named as not seen.", caStaleAfter),
 		Remediation: "For a NodePool not Ready, read its conditions (`kubectl describe nodepool`): its NodeClass is " +
 			"missing or not Ready. For cluster-autoscaler, read its logs and its status ConfigMap (`kubectl " +
-			"-n kube-system get configmap cluster-autoscaler-status -o yaml`).",
+			"-n kube-system get configmap cluster-autoscaler-status -o yaml`); on OpenShift, create the " +
+			"ClusterAutoscaler `default`; with Cluster API, run cluster-autoscaler with --cloud-provider=clusterapi " +
+			"where it can read the MachineDeployments.",
 	}
 }
 
@@ -262,7 +467,7 @@ func (AutoscalerFound) Run(ctx context.Context, env *checks.Env) (checks.Result,
 	if a == nil {
 		return r, err
 	}
-	var found, fails, warns []string
+	var found, fails, warns, outside []string
 	if k := a.karpenter; k != nil {
 		ready := 0
 		for _, p := range k.pools {
@@ -272,9 +477,12 @@ func (AutoscalerFound) Run(ctx context.Context, env *checks.Env) (checks.Result,
 			}
 			ready++
 		}
-		found = append(found, fmt.Sprintf("Karpenter, %s Ready of %d", checks.Plural(ready, "NodePool"), len(k.pools)))
+		found = append(found, fmt.Sprintf("%s, %s Ready of %d", a.karpenterName(), checks.Plural(ready, "NodePool"), len(k.pools)))
 		if len(k.pools) == 0 {
 			warns = append(warns, "Karpenter has no NodePool: it adds no node")
+		}
+		if name := a.karpenterOutside(); name != "" {
+			outside = append(outside, name+": the platform runs Karpenter's controller outside the cluster, not seen here; judged by its NodePools' conditions and NodeClaims")
 		}
 	}
 	if c := a.ca; c != nil {
@@ -287,7 +495,36 @@ func (AutoscalerFound) Run(ctx context.Context, env *checks.Env) (checks.Result,
 		}
 		found = append(found, "cluster-autoscaler, "+groups)
 	}
-	r.Details = append(fails, warns...)
+	for _, dep := range a.caDeployments {
+		found = append(found, fmt.Sprintf("cluster-autoscaler Deployment %s/%s (%d of %d available)", dep.Namespace, dep.Name, dep.Status.AvailableReplicas, ptr.Deref(dep.Spec.Replicas, 1)))
+		if dep.Status.AvailableReplicas == 0 && ptr.Deref(dep.Spec.Replicas, 1) > 0 {
+			fails = append(fails, fmt.Sprintf("cluster-autoscaler Deployment %s/%s has no available replica", dep.Namespace, dep.Name))
+		}
+	}
+	for _, k := range a.kinds {
+		n := 0
+		for _, o := range k.objs {
+			if k.sized(o).grows() {
+				n++
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		found = append(found, fmt.Sprintf("%s, %s an autoscaler grows", k.kind.Name, checks.Plural(n, k.res.Kind)))
+		if k.kind.Runner == "cluster-autoscaler" && a.ca == nil && len(a.caDeployments) == 0 {
+			warns = append(warns, fmt.Sprintf("nothing in this cluster runs cluster-autoscaler, which grows %s's %ss: it may run in another cluster (a management cluster), which this audit does not read", k.kind.Name, k.res.Kind))
+		}
+		for _, need := range k.kind.Needs {
+			if k.needs[need] == 0 {
+				fails = append(fails, fmt.Sprintf("%s: no %s object: the platform runs no autoscaler for its %ss' bounds", k.kind.Name, need, k.res.Kind))
+			}
+		}
+		if k.kind.Outside != "" {
+			outside = append(outside, k.kind.Name+": "+k.kind.Outside+", not seen here")
+		}
+	}
+	r.Details = append(append(fails, warns...), outside...)
 	switch {
 	case len(fails) > 0:
 		r.Finish(checks.Fail, "%s: %s", strings.Join(found, "; "), fails[0])
@@ -315,6 +552,12 @@ type nodeGroup struct {
 	// it one node has, where a NodeClaim or a node of the group tells.
 	resource corev1.ResourceName
 	perNode  int64
+	// caName is what cluster-autoscaler calls the group in its status
+	// and events, "" when it does not grow it.
+	caName string
+	// outside says what the cluster does not show of a group whose
+	// limits a managed autoscaler keeps.
+	outside string
 }
 
 // readNodes reads the nodes groups() tells accelerator groups by.
@@ -329,7 +572,7 @@ func (a *autoscalers) groups() []nodeGroup {
 	var out []nodeGroup
 	if k := a.karpenter; k != nil {
 		for _, p := range k.pools {
-			g := nodeGroup{by: "Karpenter", name: "NodePool " + p.GetName(), key: p.GetName(), accelerator: a.poolAccelerator(p)}
+			g := nodeGroup{by: a.karpenterBy(p), name: "NodePool " + p.GetName(), key: p.GetName(), accelerator: a.poolAccelerator(p)}
 			used, _, _ := unstructured.NestedStringMap(p.Object, "status", "resources")
 			g.current = cmp.Or(used["nodes"], "0")
 			g.max = "no limit"
@@ -353,18 +596,30 @@ func (a *autoscalers) groups() []nodeGroup {
 			out = append(out, g)
 		}
 	}
+	for _, k := range a.kinds {
+		out = append(out, a.kindGroups(k)...)
+	}
 	if c := a.ca; c != nil && c.status != nil {
 		for _, ng := range c.status.NodeGroups {
 			h := ng.Health
-			g := nodeGroup{by: "cluster-autoscaler", name: ng.Name, key: ng.Name, accelerator: a.groupAccelerator(ng.Name),
-				current: fmt.Sprintf("%d (target %d)", h.NodeCounts.Registered.Total, h.CloudProviderTarget),
-				max:     fmt.Sprintf("%d", h.MaxSize), atMax: h.CloudProviderTarget >= h.MaxSize, health: h.Status}
-			if ng.ScaleUp.Status == "Backoff" {
-				g.unhealthy = true
-				g.health = strings.TrimSpace(fmt.Sprintf("scale-up in backoff: %s %s", ng.ScaleUp.BackoffInfo.ErrorCode, ng.ScaleUp.BackoffInfo.ErrorMessage))
+			// A group held as an object is that row, with the health
+			// cluster-autoscaler gives it.
+			i := slices.IndexFunc(out, func(g nodeGroup) bool { return g.caName != "" && g.caName == ng.Name })
+			if i < 0 {
+				nodes := a.caGroupNodes(ng.Name)
+				g := nodeGroup{by: "cluster-autoscaler", name: ng.Name, key: ng.Name, caName: ng.Name, accelerator: a.nodesAccelerator(nodes),
+					current: fmt.Sprintf("%d (target %d)", h.NodeCounts.Registered.Total, h.CloudProviderTarget),
+					max:     fmt.Sprintf("%d", h.MaxSize), atMax: h.CloudProviderTarget >= h.MaxSize, health: h.Status}
+				g.resource, g.perNode = nodesSize(nodes)
+				out = append(out, g)
+				i = len(out) - 1
+			} else if out[i].health == "" {
+				out[i].health = h.Status
 			}
-			g.resource, g.perNode = a.groupSize(g.key)
-			out = append(out, g)
+			if ng.ScaleUp.Status == "Backoff" {
+				out[i].unhealthy = true
+				out[i].health = strings.TrimSpace(fmt.Sprintf("scale-up in backoff: %s %s", ng.ScaleUp.BackoffInfo.ErrorCode, ng.ScaleUp.BackoffInfo.ErrorMessage))
+			}
 		}
 	}
 	return out
@@ -409,10 +664,13 @@ func (a *autoscalers) groupSize(group string) (corev1.ResourceName, int64) {
 			}
 		}
 	}
-	for _, n := range a.nodes {
-		if !a.inGroup(n, group) {
-			continue
-		}
+	return nodesSize(a.labelledNodes(group))
+}
+
+// nodesSize is the accelerator the first of nodes that has one has, and
+// how many of it.
+func nodesSize(nodes []*corev1.Node) (corev1.ResourceName, int64) {
+	for _, n := range nodes {
 		for _, name := range checks.SortedKeys(checks.AcceleratorResources(n)) {
 			if q := n.Status.Allocatable[name]; q.Value() > 0 {
 				return name, q.Value()
@@ -422,15 +680,46 @@ func (a *autoscalers) groupSize(group string) (corev1.ResourceName, int64) {
 	return "", 0
 }
 
-// inGroup says whether a node belongs to a group, by the group labels of
+// labelledNodes are the nodes of a group, by the group labels of
 // autoscalers.yaml.
-func (a *autoscalers) inGroup(n *corev1.Node, group string) bool {
-	for _, l := range a.data.NodeGroupLabels {
-		if n.Labels[l] == group {
-			return true
+func (a *autoscalers) labelledNodes(group string) []*corev1.Node {
+	var out []*corev1.Node
+	for _, n := range a.nodes {
+		for _, l := range a.data.NodeGroupLabels {
+			if n.Labels[l] == group {
+				out = append(out, n)
+				break
+			}
 		}
 	}
-	return false
+	return out
+}
+
+// caGroupNodes are the nodes of a group of cluster-autoscaler's status:
+// by the group labels, else by the node names its cloud gives them.
+func (a *autoscalers) caGroupNodes(group string) []*corev1.Node {
+	if nodes := a.labelledNodes(group); len(nodes) > 0 {
+		return nodes
+	}
+	for _, rule := range a.data.ClusterAutoscaler.GroupNodeNames {
+		re, err := regexp.Compile(rule.Match)
+		if err != nil {
+			continue
+		}
+		m := re.FindStringSubmatchIndex(group)
+		if m == nil {
+			continue
+		}
+		prefix := string(re.ExpandString(nil, rule.NodePrefix, group, m))
+		var out []*corev1.Node
+		for _, n := range a.nodes {
+			if strings.HasPrefix(n.Name, prefix) {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	return nil
 }
 
 // poolAccelerator says why a NodePool makes accelerator nodes: a
@@ -465,12 +754,14 @@ func (a *autoscalers) poolAccelerator(p *unstructured.Unstructured) string {
 // groupAccelerator says whether the nodes of a group, known by the group
 // labels of autoscalers.yaml, have accelerators: "?" when none is there.
 func (a *autoscalers) groupAccelerator(group string) string {
-	seen := false
-	for _, n := range a.nodes {
-		if !a.inGroup(n, group) {
-			continue
-		}
-		seen = true
+	return a.nodesAccelerator(a.labelledNodes(group))
+}
+
+// nodesAccelerator says whether a group's nodes have accelerators: the
+// first that has (resources, or a label only accelerator nodes carry), ""
+// when none has, "?" when there is no node.
+func (a *autoscalers) nodesAccelerator(nodes []*corev1.Node) string {
+	for _, n := range nodes {
 		var res []string
 		for _, name := range checks.SortedKeys(checks.AcceleratorResources(n)) {
 			res = append(res, string(name))
@@ -484,10 +775,10 @@ func (a *autoscalers) groupAccelerator(group string) string {
 			}
 		}
 	}
-	if seen {
-		return ""
+	if len(nodes) == 0 {
+		return "?"
 	}
-	return "?"
+	return ""
 }
 
 // claimAccelerator names the accelerators a NodeClaim's node has, "" for
@@ -501,4 +792,264 @@ func claimAccelerator(c *unstructured.Unstructured) string {
 		}
 	}
 	return strings.Join(out, ", ")
+}
+
+// karpenterBy names whose Karpenter grows a NodePool, by the group of the
+// NodeClass it refers to.
+func (a *autoscalers) karpenterBy(p *unstructured.Unstructured) string {
+	group, _, _ := unstructured.NestedString(p.Object, "spec", "template", "spec", "nodeClassRef", "group")
+	if name := a.data.Karpenter.Providers[group]; name != "" {
+		return "Karpenter (" + name + ")"
+	}
+	return "Karpenter"
+}
+
+// karpenterOutside names the platforms among the NodePools' that run
+// Karpenter outside the cluster, "" for none.
+func (a *autoscalers) karpenterOutside() string {
+	var out []string
+	for _, p := range a.karpenter.pools {
+		group, _, _ := unstructured.NestedString(p.Object, "spec", "template", "spec", "nodeClassRef", "group")
+		if name := a.data.Karpenter.Providers[group]; slices.Contains(a.data.Karpenter.Outside, group) && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, ", ")
+}
+
+// karpenterName names the Karpenter of the cluster's NodePools: whose it
+// is, where they tell.
+func (a *autoscalers) karpenterName() string {
+	var by []string
+	for _, p := range a.karpenter.pools {
+		if b := a.karpenterBy(p); !slices.Contains(by, b) {
+			by = append(by, b)
+		}
+	}
+	slices.Sort(by)
+	if len(by) == 0 {
+		return "Karpenter"
+	}
+	return strings.Join(by, ", ")
+}
+
+// fieldValues are the values at a dotted path of obj, a segment ending in
+// [] stepping into each item of a list.
+func fieldValues(obj any, path string) []any {
+	if path == "" {
+		return nil
+	}
+	cur := []any{obj}
+	for _, seg := range strings.Split(path, ".") {
+		name, list := strings.CutSuffix(seg, "[]")
+		var next []any
+		for _, c := range cur {
+			m, ok := c.(map[string]any)
+			if !ok {
+				continue
+			}
+			v, ok := m[name]
+			if !ok || v == nil {
+				continue
+			}
+			if !list {
+				next = append(next, v)
+				continue
+			}
+			items, _ := v.([]any)
+			next = append(next, items...)
+		}
+		cur = next
+	}
+	return cur
+}
+
+// fieldString is the first scalar at path, as text; "" for none.
+func fieldString(obj any, path string) string {
+	for _, v := range fieldValues(obj, path) {
+		switch v.(type) {
+		case string, int64, int32, int, float64, bool:
+			return fmt.Sprint(v)
+		}
+	}
+	return ""
+}
+
+// sizing is what bounds one node group.
+type sizing struct {
+	min, max         int64
+	hasMax, autoMake bool
+	// from names where the bounds were read.
+	from string
+}
+
+// grows is true for a group an autoscaler grows: one with a maximum, or
+// made on demand.
+func (s sizing) grows() bool { return s.hasMax || s.autoMake }
+
+// sized reads a group's bounds: its own annotations or fields, else those
+// of an object of sizedBy that targets it.
+func (k *kindState) sized(o *unstructured.Unstructured) sizing {
+	var s sizing
+	read := func(b bound) (int64, bool) {
+		v := o.GetAnnotations()[b.Annotation]
+		if b.Annotation == "" || v == "" {
+			v = fieldString(o.Object, b.Field)
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		return n, err == nil
+	}
+	s.min, _ = read(k.kind.Min)
+	s.max, s.hasMax = read(k.kind.Max)
+	if s.hasMax {
+		s.from = "its annotations"
+		if k.kind.Max.Annotation == "" || o.GetAnnotations()[k.kind.Max.Annotation] == "" {
+			s.from = "its spec"
+		}
+	}
+	if sb := k.kind.SizedBy; !s.hasMax && sb != nil {
+		for _, z := range k.sizers {
+			if z.GetNamespace() != o.GetNamespace() || fieldString(z.Object, sb.Target+".name") != o.GetName() ||
+				(fieldString(z.Object, sb.Target+".kind") != "" && fieldString(z.Object, sb.Target+".kind") != o.GetKind()) {
+				continue
+			}
+			mx, err := strconv.ParseInt(fieldString(z.Object, sb.Max), 10, 64)
+			if err != nil {
+				continue
+			}
+			mn, _ := strconv.ParseInt(fieldString(z.Object, sb.Min), 10, 64)
+			s.min, s.max, s.hasMax = mn, mx, true
+			s.from = z.GetKind() + " " + z.GetName()
+			break
+		}
+	}
+	s.autoMake = fieldString(o.Object, k.kind.AutoCreate) == "true"
+	return s
+}
+
+// kindGroups are the node groups among a kind's objects: those an
+// autoscaler grows.
+func (a *autoscalers) kindGroups(k *kindState) []nodeGroup {
+	var out []nodeGroup
+	for _, o := range k.objs {
+		s := k.sized(o)
+		if !s.grows() {
+			continue
+		}
+		id := o.GetName()
+		if o.GetNamespace() != "" {
+			id = o.GetNamespace() + "/" + id
+		}
+		g := nodeGroup{by: k.kind.Name, name: o.GetKind() + " " + id, key: o.GetName()}
+		if k.kind.CANamed {
+			g.caName = o.GetKind() + "/" + id
+		}
+		replicas, err := strconv.ParseInt(fieldString(o.Object, k.kind.Replicas), 10, 64)
+		nodes := a.kindNodes(k, o)
+		switch {
+		case err == nil:
+			g.current = fmt.Sprint(replicas)
+		case k.kind.Replicas == "":
+			replicas = int64(len(nodes))
+			g.current = fmt.Sprint(replicas)
+		default:
+			g.current = "?"
+		}
+		switch {
+		case s.hasMax:
+			g.max = fmt.Sprintf("%d (min %d, from %s)", s.max, s.min, s.from)
+			if err == nil && replicas >= s.max {
+				g.atMax = true
+				g.health = fmt.Sprintf("at its maximum of %d", s.max)
+			}
+		default:
+			g.max = "not shown in the cluster"
+			g.outside = cmp.Or(k.kind.Outside, "its limits are kept outside the cluster")
+		}
+		var why string
+		why, g.resource, g.perNode = a.specAccelerator(k, o)
+		if why == "" {
+			why = a.nodesAccelerator(nodes)
+		}
+		g.accelerator = why
+		if g.resource == "" {
+			g.resource, g.perNode = nodesSize(nodes)
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+// kindNodes are the nodes of a group held as an object: labelled with its
+// name, named by its members, or listed in its status.
+func (a *autoscalers) kindNodes(k *kindState, o *unstructured.Unstructured) []*corev1.Node {
+	names := map[string]bool{}
+	n := k.kind.Nodes
+	if m := n.Members; m != nil {
+		for _, mem := range k.members {
+			if mem.GetNamespace() == o.GetNamespace() && mem.GetLabels()[m.GroupLabel] == o.GetName() {
+				if node := fieldString(mem.Object, m.NodeName); node != "" {
+					names[node] = true
+				}
+			}
+		}
+	}
+	for _, v := range fieldValues(o.Object, n.NodeNames) {
+		if s, ok := v.(string); ok {
+			names[s] = true
+		}
+	}
+	var out []*corev1.Node
+	for _, node := range a.nodes {
+		if names[node.Name] || (n.Label != "" && node.Labels[n.Label] == o.GetName()) {
+			out = append(out, node)
+		}
+	}
+	return out
+}
+
+// specAccelerator says why a group's spec makes accelerator nodes ("" when
+// it does not say), and the resource and count a new node has where it
+// says.
+func (a *autoscalers) specAccelerator(k *kindState, o *unstructured.Unstructured) (string, corev1.ResourceName, int64) {
+	acc := k.kind.Accelerator
+	ann := o.GetAnnotations()
+	for _, key := range acc.CountAnnotations {
+		q, err := resource.ParseQuantity(strings.TrimSpace(ann[key]))
+		if err != nil || q.Value() <= 0 {
+			continue
+		}
+		res := corev1.ResourceName(ann[acc.TypeAnnotation])
+		if res == "" || !checks.IsAccelerator(res) {
+			// cluster-autoscaler's default for a count without a type.
+			res = "nvidia.com/gpu"
+		}
+		return fmt.Sprintf("annotation %s=%s", key, ann[key]), res, q.Value()
+	}
+	labels := map[string]string{}
+	for _, kv := range strings.Split(ann[acc.LabelsAnnotation], ",") {
+		if key, v, ok := strings.Cut(strings.TrimSpace(kv), "="); ok && acc.LabelsAnnotation != "" {
+			labels[key] = v
+		}
+	}
+	for _, f := range acc.LabelFields {
+		for _, v := range fieldValues(o.Object, f) {
+			m, _ := v.(map[string]any)
+			for key, val := range m {
+				labels[key] = fmt.Sprint(val)
+			}
+		}
+	}
+	for _, key := range a.data.AcceleratorKeys {
+		if v, ok := labels[key]; ok && v != "false" {
+			return "its nodes are labelled " + key, "", 0
+		}
+	}
+	for _, f := range acc.Fields {
+		if v := fieldString(o.Object, f); v != "" {
+			return fmt.Sprintf("%s %s", f, v), "", 0
+		}
+	}
+	return "", "", 0
 }

@@ -23,13 +23,19 @@ func (AcceleratorNodeGroups) Meta() checks.Meta {
 		Requirement: "cluster_autoscaling",
 		Description: "Lists the node groups of the autoscaler autoscaler-found found: Karpenter's NodePools (with " +
 			"their nodes and limits), cluster-autoscaler's node groups from its status (size, target, " +
-			"maximum, health, scale-up backoff). A group adds accelerator nodes when its spec says so (a " +
-			"Karpenter requirement on a key of checks/scheduling/autoscalers.yaml such as " +
-			"karpenter.k8s.aws/instance-gpu-count, or a limit on an accelerator resource), or when its " +
-			"NodeClaims or its nodes (known by the node-group labels of the clouds) have accelerators; a " +
-			"group with no node and nothing in its spec cannot be told. Passes when an accelerator group can " +
-			"grow; warns when every one is at its maximum or in scale-up backoff, or when no group is known " +
-			"to add accelerators but some cannot be told; fails when none adds them. No autoscaler skips.",
+			"maximum, health, scale-up backoff), and the node groups held as objects (Cluster API's " +
+			"MachineDeployments and MachinePools, OpenShift's MachineSets: replicas against the maximum of their " +
+			"annotations or MachineAutoscaler; GKE's ComputeClasses with node pool auto-creation, whose maximum " +
+			"GKE keeps outside the cluster and is said not to be seen). A group adds accelerator nodes when its " +
+			"spec says so (a Karpenter requirement on a key of checks/scheduling/autoscalers.yaml such as " +
+			"karpenter.k8s.aws/instance-gpu-count or eks.amazonaws.com/instance-gpu-name, a limit on an " +
+			"accelerator resource, cluster-autoscaler's scale-from-zero gpu-count annotation, accelerator labels " +
+			"in its node template, a ComputeClass's GPU or TPU priority), or when its NodeClaims or its nodes " +
+			"(known by the node-group labels of the clouds, by the Machines or node references of the group, or " +
+			"by the node names a cloud's group name gives) have accelerators; a group with no node and nothing in " +
+			"its spec cannot be told. Passes when an accelerator group can grow; warns when every one is at its " +
+			"maximum or in scale-up backoff, or when no group is known to add accelerators but some cannot be " +
+			"told; fails when none adds them. No autoscaler skips.",
 		Remediation: "Add a node group (or a Karpenter NodePool) whose instance types have the accelerators the " +
 			"workloads request, with a maximum above its current size; for a group in backoff, the error " +
 			"names what the cloud refused (quota, capacity).",
@@ -64,6 +70,9 @@ func (AcceleratorNodeGroups) Run(ctx context.Context, env *checks.Env) (checks.R
 				full = append(full, fmt.Sprintf("%s (%s)", g.name, cmp.Or(g.health, "at its maximum of "+g.max)))
 			} else {
 				room = append(room, fmt.Sprintf("%s (%s)", g.name, g.accelerator))
+				if g.outside != "" {
+					r.Details = append(r.Details, fmt.Sprintf("%s: its maximum is not shown in the cluster (%s); it is judged by what the cluster shows", g.name, g.outside))
+				}
 			}
 		}
 		r.Table.Rows = append(r.Table.Rows, []string{g.by, g.name, acc, g.current, g.max, cmp.Or(g.health, "-")})
@@ -74,10 +83,15 @@ func (AcceleratorNodeGroups) Run(ctx context.Context, env *checks.Env) (checks.R
 	switch {
 	case len(groups) == 0 && a.ca != nil && a.ca.status == nil:
 		r.Finish(checks.Warn, "cluster-autoscaler's node groups cannot be read from its status (the text format of releases before 1.30)")
+	case len(groups) == 0 && len(a.caDeployments) > 0:
+		r.Finish(checks.Warn, "cluster-autoscaler runs, but its node groups cannot be read: no status ConfigMap, and no node group of a kind autoscalers.yaml knows")
 	case len(groups) == 0:
 		r.Finish(checks.Fail, "the autoscaler has no node group: a pod requesting an accelerator stays Pending")
 	case len(room) > 0:
 		r.Finish(checks.Pass, "%s can add accelerator nodes: %s", checks.Plural(len(room), "node group"), checks.CapLines(room, 3, "; "))
+		if len(r.Details) > 0 {
+			r.Reason += "; " + r.Details[len(r.Details)-1]
+		}
 	case len(full) > 0:
 		r.Finish(checks.Warn, "no accelerator node group can grow: %s", checks.CapLines(full, 3, "; "))
 	case len(untold) > 0:
@@ -101,7 +115,8 @@ func (AcceleratorScaleUps) Meta() checks.Meta {
 		Description: "Reads what the autoscaler leaves when it adds a node: Karpenter's NodeClaims whose node has " +
 			"accelerators in its capacity and reached Initialized=True; cluster-autoscaler's " +
 			"TriggeredScaleUp events (one LIST with a reason field selector, all namespaces, as long as the " +
-			"API server keeps events) that name an accelerator node group of accelerator-node-groups. Passes " +
+			"API server keeps events) that name an accelerator node group of accelerator-node-groups, by the " +
+			"name its status gives it or, for Cluster API and OpenShift groups, Kind/namespace/name. Passes " +
 			"with one of either, naming it; skips with none: the autoscaler is then not shown at work by the " +
 			"cluster's own workloads. NodeClaims are read once per run, before any probe writes; events of " +
 			"pods in a probe namespace are not counted.",
@@ -128,14 +143,15 @@ func (AcceleratorScaleUps) Run(ctx context.Context, env *checks.Env) (checks.Res
 			shown = append(shown, fmt.Sprintf("NodeClaim %s of NodePool %s added node %s with %s", c.GetName(), c.GetLabels()["karpenter.sh/nodepool"], node, res))
 		}
 	}
-	if c := a.ca; c != nil && c.status != nil {
+	if a.ca != nil || len(a.caDeployments) > 0 {
 		if err := a.readNodes(ctx, env); err != nil {
 			return r, err
 		}
+		// cluster-autoscaler's name for each accelerator group it grows.
 		accel := map[string]bool{}
 		for _, g := range a.groups() {
-			if g.by == "cluster-autoscaler" && g.accelerator != "" && g.accelerator != "?" {
-				accel[g.name] = true
+			if g.caName != "" && g.accelerator != "" && g.accelerator != "?" {
+				accel[g.caName] = true
 			}
 		}
 		q := cluster.Query{Resource: cluster.Events, FieldSelector: "reason=TriggeredScaleUp"}

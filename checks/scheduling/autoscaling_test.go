@@ -61,7 +61,7 @@ func TestAutoscalerFound(t *testing.T) {
 			name:   "none: not applicable, saying what was looked for",
 			edit:   noCA,
 			status: checks.Skip,
-			reason: "no cluster autoscaler found (looked for Karpenter (CRD nodepools.karpenter.sh) and cluster-autoscaler (its status ConfigMap cluster-autoscaler-status, in any namespace))",
+			reason: "no cluster autoscaler found (looked for Karpenter (CRD nodepools.karpenter.sh), cluster-autoscaler (its status ConfigMap cluster-autoscaler-status, in any namespace, and its Deployment, by its pod labels) and node groups of machinedeployments.cluster.x-k8s.io, machinepools.cluster.x-k8s.io, machinesets.machine.openshift.io, computeclasses.cloud.google.com)",
 		},
 		{
 			// Installed with --namespace autoscaler, as a chart may be:
