@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 )
 
@@ -12,8 +13,9 @@ import (
 // for gang_scheduling.
 type Gang struct {
 	// Queues are the solution's queue kinds: at least one object of the
-	// first must be Active, and none of any may be inactive.
-	Queues []ResourceKind `yaml:"queues"`
+	// first must be ready, and none of any may be not ready. None when the
+	// solution has no queue (scheduler-plugins' coscheduling).
+	Queues []GangQueue `yaml:"queues"`
 	// Workloads is the kind the solution records each gang in.
 	Workloads GangWorkloads `yaml:"workloads"`
 	// Probe is what --probe sends to show a gang admitted whole and one
@@ -21,16 +23,121 @@ type Gang struct {
 	Probe *GangProbe `yaml:"probe"`
 }
 
+// GangQueue is a queue kind of the solution and how a queue of it shows
+// that it admits: a condition (Kueue's Active) or a field's value
+// (Volcano's status.state Open). One of the two is given.
+type GangQueue struct {
+	// CRD is the kind's CRD name (plural.group).
+	CRD string `yaml:"crd"`
+	// ReadyConditions must all be True.
+	ReadyConditions []string `yaml:"readyConditions"`
+	// ReadyState is a field that must hold one of its values.
+	ReadyState *FieldValues `yaml:"readyState"`
+}
+
+// FieldValues is a string field of an object, as a dotted path, and the
+// values that count.
+type FieldValues struct {
+	Field  string   `yaml:"field"`
+	Values []string `yaml:"values"`
+}
+
 // GangWorkloads is the solution's record of one gang.
 type GangWorkloads struct {
 	// CRD is the kind's CRD name (plural.group).
 	CRD string `yaml:"crd"`
-	// AdmittedCondition is True once the whole gang is admitted.
+	// AdmittedCondition is True once the whole gang is admitted; a record
+	// is then waiting until it is, and finished once FinishedCondition is
+	// True. Either this or Phase is given.
 	AdmittedCondition string `yaml:"admittedCondition"`
+	// FinishedCondition, True, means the gang ran to its end; Finished
+	// (Kueue's) unless told.
+	FinishedCondition string `yaml:"finishedCondition"`
+	// Phase is a field whose value says where the gang is, for a solution
+	// that writes a phase rather than conditions.
+	Phase *GangPhase `yaml:"phase"`
 	// PodCounts is the field holding how many pods the gang has, as a
 	// dotted path; a list segment ends in [] and its counts add up
 	// (Kueue: spec.podSets[].count).
 	PodCounts string `yaml:"podCounts"`
+	// Pods says how the gang's pods are found; by default they are the
+	// pods of the batch/v1 Job that owns the record.
+	Pods GangPods `yaml:"pods"`
+}
+
+// GangPhase sorts a record by the value of one field. A value in none of
+// the lists (a phase between admission and running, or after a pod was
+// lost) is not judged.
+type GangPhase struct {
+	// Field is the dotted path of the phase (status.phase).
+	Field string `yaml:"field"`
+	// Admitted are the values of a gang admitted whole.
+	Admitted []string `yaml:"admitted"`
+	// Waiting are the values of a gang not admitted: none of its pods may
+	// be bound.
+	Waiting []string `yaml:"waiting"`
+	// Finished are the values of a gang that ran to its end.
+	Finished []string `yaml:"finished"`
+}
+
+// GangPods names the pod label or annotation whose value is the name of
+// the gang's record (in the record's namespace); neither means the pods
+// of the owning batch/v1 Job.
+type GangPods struct {
+	Label      string `yaml:"label"`
+	Annotation string `yaml:"annotation"`
+}
+
+// ByJob is true when the gang's pods are those of the Job that owns its
+// record.
+func (p GangPods) ByJob() bool { return p.Label == "" && p.Annotation == "" }
+
+// GangState is where a gang's record says the gang is.
+type GangState int
+
+// The states of a gang's record.
+const (
+	// GangOther is a state the profile does not judge.
+	GangOther GangState = iota
+	GangWaiting
+	GangAdmitted
+	GangFinished
+)
+
+// State reads where the record u says its gang is, with the words that
+// say so for a message (Admitted=True, status.phase=Running).
+func (w *GangWorkloads) State(u *unstructured.Unstructured) (GangState, string) {
+	if ph := w.Phase; ph != nil {
+		v, _ := StringAt(u, ph.Field)
+		said := ph.Field + "=" + v
+		if v == "" {
+			said = ph.Field + " not set"
+		}
+		switch {
+		case Contains(ph.Finished, v):
+			return GangFinished, said
+		case Contains(ph.Admitted, v):
+			return GangAdmitted, said
+		case Contains(ph.Waiting, v):
+			return GangWaiting, said
+		}
+		return GangOther, said
+	}
+	cs := Conditions(u)
+	if c, ok := FindCondition(cs, w.FinishedCondition); ok && c.Status == "True" {
+		return GangFinished, w.FinishedCondition + "=True"
+	}
+	if c, ok := FindCondition(cs, w.AdmittedCondition); ok && c.Status == "True" {
+		return GangAdmitted, w.AdmittedCondition + "=True"
+	}
+	return GangWaiting, w.AdmittedCondition + " not True"
+}
+
+// StringAt reads the string at a dotted path of u; ok is false when it is
+// absent or not a string.
+func StringAt(u *unstructured.Unstructured, path string) (string, bool) {
+	v, ok, err := unstructured.NestedString(u.Object, strings.Split(path, ".")...)
+	return v, ok && err == nil
 }
 
 // GangProbe is the probe's own queue and its two gangs. Objects are YAML as
@@ -96,20 +203,23 @@ func (g *GangProbe) Objects(runID, namespace, image string) (setup []*unstructur
 }
 
 func (g *Gang) validate(p *Profile) error {
-	if len(g.Queues) == 0 {
-		return fmt.Errorf("queues: at least one queue kind is needed")
-	}
-	for _, q := range g.Queues {
+	for i, q := range g.Queues {
 		if !p.ownsCRD(q.CRD) {
-			return fmt.Errorf("queue crd %q is not in the profile's groups %v", q.CRD, p.Groups)
+			return fmt.Errorf("queues[%d].crd %q is not in the profile's groups %v", i, q.CRD, p.Groups)
 		}
-		if len(q.ReadyConditions) == 0 {
-			return fmt.Errorf("queue %s: readyConditions is empty", q.CRD)
+		switch st := q.ReadyState; {
+		case st == nil && len(q.ReadyConditions) == 0:
+			return fmt.Errorf("queues[%d] (%s): readyConditions or readyState is needed", i, q.CRD)
+		case st != nil && len(q.ReadyConditions) > 0:
+			return fmt.Errorf("queues[%d] (%s): readyConditions and readyState are exclusive", i, q.CRD)
+		case st != nil:
+			if err := st.validate(); err != nil {
+				return fmt.Errorf("queues[%d].readyState: %w", i, err)
+			}
 		}
 	}
-	w := g.Workloads
-	if !p.ownsCRD(w.CRD) || w.AdmittedCondition == "" || w.PodCounts == "" {
-		return fmt.Errorf("workloads: crd (of the profile's groups), admittedCondition and podCounts are required")
+	if err := g.Workloads.validate(p); err != nil {
+		return err
 	}
 	if pr := g.Probe; pr != nil {
 		if pr.Fits.Pods < 1 || pr.Exceeds.Pods <= pr.Fits.Pods {
@@ -117,6 +227,88 @@ func (g *Gang) validate(p *Profile) error {
 		}
 		if _, _, _, err := pr.Objects("RUN", "NAMESPACE", "IMAGE"); err != nil {
 			return fmt.Errorf("probe: %w", err)
+		}
+	}
+	return nil
+}
+
+func (f *FieldValues) validate() error {
+	if err := validPath(f.Field); err != nil {
+		return fmt.Errorf("field: %w", err)
+	}
+	if len(f.Values) == 0 || Contains(f.Values, "") {
+		return fmt.Errorf("values: at least one value, none empty")
+	}
+	return nil
+}
+
+// validPath rejects a dotted path with an empty segment or a list
+// segment: a phase or state is one string field.
+func validPath(path string) error {
+	if path == "" {
+		return fmt.Errorf("a dotted path is required (status.phase)")
+	}
+	for _, seg := range strings.Split(path, ".") {
+		if seg == "" || strings.ContainsAny(seg, "[]") {
+			return fmt.Errorf("%q: segments are field names, none empty, no list", path)
+		}
+	}
+	return nil
+}
+
+func (w *GangWorkloads) validate(p *Profile) error {
+	// The first words are those profiles were told before phase existed.
+	const needs = "workloads: crd (of the profile's groups), admittedCondition and podCounts are required, or phase in place of admittedCondition"
+	if !p.ownsCRD(w.CRD) {
+		return fmt.Errorf("%s: crd %q is not in the profile's groups %v", needs, w.CRD, p.Groups)
+	}
+	if w.PodCounts == "" {
+		return fmt.Errorf("%s: podCounts (the field holding how many pods a gang has) is missing", needs)
+	}
+	for _, seg := range strings.Split(w.PodCounts, ".") {
+		if name, _ := strings.CutSuffix(seg, "[]"); name == "" || strings.ContainsAny(name, "[]") {
+			return fmt.Errorf("workloads.podCounts %q: segments are field names, a list one ending in []", w.PodCounts)
+		}
+	}
+	switch ph := w.Phase; {
+	case ph == nil && w.AdmittedCondition == "":
+		return fmt.Errorf("%s: neither is given, so no gang can be told admitted", needs)
+	case ph != nil && (w.AdmittedCondition != "" || w.FinishedCondition != ""):
+		return fmt.Errorf("workloads: phase and admittedCondition/finishedCondition are exclusive")
+	case ph != nil:
+		if err := validPath(ph.Field); err != nil {
+			return fmt.Errorf("workloads.phase.field: %w", err)
+		}
+		if len(ph.Admitted) == 0 || len(ph.Waiting) == 0 {
+			return fmt.Errorf("workloads.phase: admitted and waiting each need a value")
+		}
+		seen := map[string]string{}
+		for _, l := range []struct {
+			name string
+			vs   []string
+		}{{"admitted", ph.Admitted}, {"waiting", ph.Waiting}, {"finished", ph.Finished}} {
+			for _, v := range l.vs {
+				if prev, dup := seen[v]; dup || v == "" {
+					return fmt.Errorf("workloads.phase.%s: %q is empty or also in %s", l.name, v, prev)
+				}
+				seen[v] = l.name
+			}
+		}
+	case w.FinishedCondition == "":
+		// What Kueue writes, and what a profile of the condition kind
+		// meant before it could say.
+		w.FinishedCondition = "Finished"
+	}
+	switch pods := w.Pods; {
+	case pods.Label != "" && pods.Annotation != "":
+		return fmt.Errorf("workloads.pods: label and annotation are exclusive")
+	case pods.Label != "":
+		if errs := validation.IsQualifiedName(pods.Label); len(errs) > 0 {
+			return fmt.Errorf("workloads.pods.label %q: %s", pods.Label, strings.Join(errs, "; "))
+		}
+	case pods.Annotation != "":
+		if errs := validation.IsQualifiedName(pods.Annotation); len(errs) > 0 {
+			return fmt.Errorf("workloads.pods.annotation %q: %s", pods.Annotation, strings.Join(errs, "; "))
 		}
 	}
 	return nil

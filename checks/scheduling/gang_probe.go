@@ -41,7 +41,8 @@ func (GangProbe) Meta() checks.Meta {
 			"pod's creation and binding and every admission. Passes when every pod of the fitting gang is "+
 			"bound within the probe timeout, and no pod of the other is bound while the first runs nor for "+
 			"%s after. Everything is labelled aiconform.io/run=RUN and deleted with the run's namespace at "+
-			"the end of the run, however it ends.", gangWindow),
+			"the end of the run, however it ends. A profile with no gang probe (Volcano, coscheduling) skips: "+
+			"the requirement then rests on the read-only evidence of gangs-admitted.", gangWindow),
 		Remediation: "A fitting gang not admitted: read its workload's conditions in the evidence (a queue that is " +
 			"not Active, a missing flavor, a webhook that did not suspend the Job). A gang with some pods " +
 			"bound and others not: the pods were not held back until the whole gang fit (for Kueue, the Job " +
@@ -69,7 +70,7 @@ func (GangProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, error
 	var r checks.Result
 	s, p := env.Probe, env.Profile
 	if p.Gang == nil || p.Gang.Probe == nil {
-		r.Finish(checks.Skip, "the %s profile has no gang probe", p.Name)
+		r.Finish(checks.Skip, "the %s profile has no gang probe: for %s, gang_scheduling rests on the read-only evidence (gangs-admitted)", p.Name, p.Title)
 		return r, nil
 	}
 	gp := p.Gang.Probe

@@ -21,11 +21,13 @@ func (GangQueues) Meta() checks.Meta {
 		ID: "gang-queues", Title: "The gang scheduler's queues are Active",
 		Requirement: "gang_scheduling", PerOperator: true,
 		Description: "Lists the queue kinds the solution's profile names (Kueue: ClusterQueues, then LocalQueues in " +
-			"every namespace) and reads each queue's conditions. Passes when at least one queue of the first " +
+			"every namespace; Volcano: Queues) and reads each queue's conditions, or the field the profile " +
+			"names (Volcano: status.state, Open). Passes when at least one queue of the first " +
 			"kind is Active and no queue is inactive; an inactive queue is named with the reason the " +
-			"scheduler gives (a missing ResourceFlavor, a stopped queue). Queues a probe run created " +
+			"scheduler gives (a missing ResourceFlavor, a stopped or closed queue). Queues a probe run created " +
 			"(labelled aiconform.io/run) are not judged. No queue of the first kind warns: the scheduler " +
-			"works, but admits nothing of the cluster's own until an admin creates one.",
+			"works, but admits nothing of the cluster's own until an admin creates one. A solution with no " +
+			"queue kind (scheduler-plugins' coscheduling) skips.",
 		Remediation: "Create a queue with quota for the accelerators the workloads request (Kueue: a ResourceFlavor, " +
 			"a ClusterQueue whose resourceGroups cover them, and a LocalQueue in each namespace that submits " +
 			"jobs); for an inactive queue, the reason names what it is missing.",
@@ -38,6 +40,10 @@ func (GangQueues) Run(ctx context.Context, env *checks.Env) (checks.Result, erro
 	g := env.Profile.Gang
 	if g == nil {
 		return r, fmt.Errorf("the %s profile says nothing of gangs (gang:)", env.Profile.Name)
+	}
+	if len(g.Queues) == 0 {
+		r.Finish(checks.Skip, "%s has no queue kind: it admits a gang when all of its pods can be placed, not through a queue", env.Profile.Title)
+		return r, nil
 	}
 	var active, inactive []string
 	firstActive, firstKind := 0, ""
@@ -59,7 +65,7 @@ func (GangQueues) Run(ctx context.Context, env *checks.Env) (checks.Result, erro
 				continue
 			}
 			name := res.Kind + " " + checks.ObjectName(o)
-			if missing := notTrue(o, q.ReadyConditions); len(missing) > 0 {
+			if missing := notReady(o, q); len(missing) > 0 {
 				inactive = append(inactive, name+": "+strings.Join(missing, "; "))
 				continue
 			}
@@ -81,6 +87,22 @@ func (GangQueues) Run(ctx context.Context, env *checks.Env) (checks.Result, erro
 		r.Finish(checks.Pass, "%s Active (%s)", checks.Plural(len(active), "queue"), checks.CapLines(active, 4, ", "))
 	}
 	return r, nil
+}
+
+// notReady says why queue u of kind q admits nothing: its conditions not
+// True, or its state field's value; nothing when it admits.
+func notReady(u *unstructured.Unstructured, q checks.GangQueue) []string {
+	st := q.ReadyState
+	if st == nil {
+		return notTrue(u, q.ReadyConditions)
+	}
+	switch v, _ := checks.StringAt(u, st.Field); {
+	case v == "":
+		return []string{st.Field + " not reported"}
+	case !checks.Contains(st.Values, v):
+		return []string{fmt.Sprintf("%s=%s, not %s", st.Field, v, strings.Join(st.Values, " or "))}
+	}
+	return nil
 }
 
 // notTrue lists the conditions of want that are not True, each with the

@@ -213,7 +213,7 @@ func TestGangProbeSkipsWithoutProbes(t *testing.T) {
 	r, err := scheduling.GangProbe{}.Run(context.Background(), env)
 	require.NoError(t, err)
 	assert.Equal(t, checks.Skip, r.Status)
-	assert.Equal(t, "the queues profile has no gang probe", r.Reason)
+	assert.Equal(t, "the queues profile has no gang probe: for Queue Scheduler, gang_scheduling rests on the read-only evidence (gangs-admitted)", r.Reason)
 
 	ps, err := checks.BuiltinProfiles()
 	require.NoError(t, err)
