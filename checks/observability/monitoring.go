@@ -370,6 +370,29 @@ func (sys monitoringSystem) serves(svc *corev1.Service) (string, bool) {
 	return "", false
 }
 
+// listeningLocally names the Prometheus Operator's Prometheus objects in
+// the namespace of the server's Service when every one of them listens on
+// its pods' loopback only (spec.listenLocal, as OpenShift's monitoring
+// runs them, behind kube-rbac-proxy): the Service's web port then reaches
+// no server. "" otherwise.
+func (m monitoring) listeningLocally(s server) string {
+	if s.system != "Prometheus Operator" {
+		return ""
+	}
+	var names []string
+	for _, p := range m.prometheuses {
+		if p.GetNamespace() != s.service.Namespace {
+			continue
+		}
+		local, _, _ := unstructured.NestedBool(p.Object, "spec", "listenLocal")
+		if !local {
+			return ""
+		}
+		names = append(names, checks.ObjectName(p))
+	}
+	return strings.Join(names, ", ")
+}
+
 // prometheusState says whether the Prometheus Operator runs a Prometheus:
 // its Available condition ("" when the operator wrote none yet).
 func prometheusState(p *unstructured.Unstructured) (checks.Condition, bool) {

@@ -124,6 +124,12 @@ func TestMonitoringTargets(t *testing.T) {
 			Reason: "it has no active target"},
 		{Name: "no monitoring system", Edit: withoutMonitoring, Status: checks.Fail,
 			Reason: "no monitoring system collects metrics: no Prometheus server's Service is found"},
+		// OpenShift's cluster monitoring: prometheus-k8s listens on
+		// loopback, kube-rbac-proxy in front of it.
+		{Name: "its Prometheus listens locally", Edit: func(w *checkstest.World) {
+			require.NoError(t, unstructured.SetNestedField(w.Prometheuses[0].Object, true, "spec", "listenLocal"))
+		}, Status: checks.Warn,
+			Reason: "what is scraped cannot be seen in the cluster: Prometheus monitoring/prometheus-operated: Prometheus monitoring/k8s listens on its pods' loopback only (spec.listenLocal)"},
 		{Name: "the Prometheus Operator without its Service", Edit: func(w *checkstest.World) { w.Services = nil }, Status: checks.Fail,
 			Reason: "no monitoring system collects metrics: no Prometheus server's Service is found"},
 	}, func(t *testing.T, tc checkstest.Case, r checks.Result) {
