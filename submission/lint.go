@@ -2,6 +2,7 @@ package submission
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -539,4 +540,49 @@ func sortProblems(ps []LintProblem) {
 		}
 		return a.Message < b.Message
 	})
+}
+
+// Write renders a lint of dir as `submission lint` prints it: problems first, since they are what a
+// vendor must fix, then the URLs (checked online, or to be checked by the
+// program), then what only the program can check, then the summary.
+func (r *LintResult) Write(w io.Writer, dir string, online bool, checked []URLTarget) error {
+	var err error
+	p := func(format string, args ...any) {
+		if err == nil {
+			_, err = fmt.Fprintf(w, format, args...)
+		}
+	}
+	for _, pr := range r.Problems {
+		p("%s\n", pr)
+	}
+	switch {
+	case online:
+		distinct := map[string]bool{}
+		for _, t := range checked {
+			distinct[t.URL] = true
+		}
+		p("checked online: %d URL(s) of evidence and metadata, each must answer below 400\n", len(distinct))
+	case len(r.URLs) > 0:
+		p("checked online by the program (not here): %d URL(s) must answer below 400\n", len(r.URLs))
+		for _, u := range r.URLs {
+			p("  %s: %s\n", u.Requirement, u.URL)
+		}
+	}
+	unchecked := "not checked offline"
+	if online {
+		unchecked = "not checked"
+	}
+	for _, u := range r.Unchecked {
+		p("%s: %s\n", unchecked, u)
+	}
+	against := "aiconform's built-in checklist " + r.Version
+	if r.Template != "" {
+		against = r.Template
+	}
+	if len(r.Problems) == 0 {
+		p("%s: no problems against %s\n", dir, against)
+	} else {
+		p("%s: %d problem(s) against %s\n", dir, len(r.Problems), against)
+	}
+	return err
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/report"
-	"k8s.io/cli-runtime/pkg/printers"
 )
 
 // clustersAtOnce bounds how many clusters a run of several contexts reads
@@ -149,7 +147,11 @@ func (o *CheckOptions) runContexts(ctx context.Context, names []string, failOn c
 			return r.err
 		}
 	}
-	if err := printMatrix(o.streams.Out, runs); err != nil {
+	cols := make([]report.Cluster, len(runs))
+	for i, r := range runs {
+		cols[i] = report.Cluster{Name: r.context, Report: r.rep, Err: r.err}
+	}
+	if err := report.Matrix(o.streams.Out, cols); err != nil {
 		return err
 	}
 	var unreachable, failed []string
@@ -178,63 +180,4 @@ func prefixLines(prefix, s string) string {
 		return ""
 	}
 	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix) + "\n"
-}
-
-// printMatrix writes one row per requirement and one column per cluster,
-// each cell the requirement's status there (a dash where the cluster's
-// run made no report), and a last row with each cluster's verdict, or why
-// its run failed.
-func printMatrix(w io.Writer, runs []clusterRun) error {
-	tw := printers.GetNewTabWriter(w)
-	header := []string{"REQUIREMENT", "LEVEL"}
-	for _, r := range runs {
-		header = append(header, strings.ToUpper(r.context))
-	}
-	fmt.Fprintln(tw, strings.Join(header, "\t"))
-	// Rows in the order of the first report that has them.
-	var ids []string
-	level := map[string]string{}
-	status := map[string]map[string]string{}
-	for _, r := range runs {
-		if r.rep == nil {
-			continue
-		}
-		for _, req := range r.rep.Requirements {
-			if _, ok := status[req.ID]; !ok {
-				ids = append(ids, req.ID)
-				level[req.ID] = req.Level
-				status[req.ID] = map[string]string{}
-			}
-			status[req.ID][r.context] = req.Status
-		}
-	}
-	verdict := []string{"(verdict)", ""}
-	for _, r := range runs {
-		switch {
-		case r.err != nil:
-			verdict = append(verdict, "error: "+firstLine(r.err.Error()))
-		case r.rep.Summary.Passed:
-			verdict = append(verdict, "PASSED")
-		default:
-			verdict = append(verdict, "FAILED")
-		}
-	}
-	for _, id := range ids {
-		row := []string{id, level[id]}
-		for _, r := range runs {
-			s, ok := status[id][r.context]
-			if !ok {
-				s = "-"
-			}
-			row = append(row, s)
-		}
-		fmt.Fprintln(tw, strings.Join(row, "\t"))
-	}
-	fmt.Fprintln(tw, strings.Join(verdict, "\t"))
-	return tw.Flush()
-}
-
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
 }
