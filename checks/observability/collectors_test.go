@@ -53,6 +53,7 @@ func served(plural, group, kind, version string, clusterScoped bool) *apiextensi
 var (
 	podMonitoringsGVR        = schema.GroupVersionResource{Group: "monitoring.googleapis.com", Version: "v1", Resource: "podmonitorings"}
 	clusterPodMonitoringsGVR = schema.GroupVersionResource{Group: "monitoring.googleapis.com", Version: "v1", Resource: "clusterpodmonitorings"}
+	vmAgentsGVR              = schema.GroupVersionResource{Group: "operator.victoriametrics.com", Version: "v1beta1", Resource: "vmagents"}
 	vmPodScrapesGVR          = schema.GroupVersionResource{Group: "operator.victoriametrics.com", Version: "v1beta1", Resource: "vmpodscrapes"}
 	azurePodMonitorsGVR      = schema.GroupVersionResource{Group: "azmonitoring.coreos.com", Version: "v1", Resource: "podmonitors"}
 )
@@ -220,6 +221,14 @@ func TestMonitoringSystemCollectors(t *testing.T) {
 			Reason: "no monitoring system runs a collector: Google Cloud Managed Service for Prometheus is installed but no collector of it runs (a DaemonSet labelled app=managed-prometheus-collector)"},
 		{Name: "Azure's add-on", Edit: withAzure(nil, 1), Status: checks.Pass,
 			Reason: "Azure Monitor managed service for Prometheus (collectors Deployment kube-system/ama-metrics 2/2 ready, DaemonSet kube-system/ama-metrics-node 1/1 ready)"},
+		{Name: "a VMAgent its operator failed", Edit: func(w *checkstest.World) {
+			withVictoriaMetrics(w)
+			w.Custom[vmAgentsGVR] = []*unstructured.Unstructured{object(vmAgentsGVR, "VMAgent", "monitoring", "vm", map[string]any{
+				"spec":   map[string]any{"selectAllByDefault": true},
+				"status": map[string]any{"updateStatus": "failed", "reason": "cannot create deployment: quota exceeded"},
+			})}
+		}, Status: checks.Warn,
+			Reason: "VictoriaMetrics Operator (Prometheus API at monitoring/vmagent-vm); VMAgent monitoring/vm is status.updateStatus=failed: cannot create deployment: quota exceeded"},
 		{Name: "Grafana Alloy, found by its DaemonSet alone", Edit: withAlloy, Status: checks.Pass,
 			Reason: "Grafana Alloy (collectors DaemonSet alloy/alloy 2/2 ready)"},
 	}, nil)
@@ -296,6 +305,29 @@ func TestMonitoringTargetsVictoriaMetrics(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Without the Service of its vmagent, the VictoriaMetrics operator is
+// judged on its own objects: a VMPodScrape its operator rejected selects
+// nothing.
+func TestMonitoringTargetsVictoriaMetricsObjects(t *testing.T) {
+	noService := func(w *checkstest.World) {
+		withVictoriaMetrics(w)
+		w.Services = nil
+		w.Deployments = append(w.Deployments, checkstest.AvailableDeployment("monitoring", "vmagent-vm",
+			map[string]string{"app.kubernetes.io/name": "vmagent", "app.kubernetes.io/instance": "vm", "app.kubernetes.io/component": "monitoring", "managed-by": "vm-operator"}, "victoriametrics/vmagent:v1.110.0"))
+	}
+	checkstest.RunCases(t, observability.MonitoringTargets{}, []checkstest.Case{
+		{Name: "its VMPodScrape selects the model", Edit: noService, Status: checks.Warn,
+			Reason: "VictoriaMetrics Operator: 1 scrape configuration selecting 1 pod, but no scrape status of theirs in the cluster; its targets are kept in vmagent's own /api/v1/targets"},
+		{Name: "its VMPodScrape rejected", Edit: func(w *checkstest.World) {
+			noService(w)
+			pm := w.Custom[vmPodScrapesGVR][0]
+			require.NoError(t, unstructured.SetNestedField(pm.Object, "failed", "status", "updateStatus"))
+			require.NoError(t, unstructured.SetNestedField(pm.Object, "cannot parse relabeling", "status", "reason"))
+		}, Status: checks.Fail,
+			Reason: "VictoriaMetrics Operator: no VMServiceScrape or VMPodScrape selects a workload of the cluster (1 object); VMPodScrape llm/vllm is not in effect: status.updateStatus=failed: cannot parse relabeling"},
+	}, nil)
 }
 
 // withAzure replaces the Prometheus Operator by the Azure Monitor metrics

@@ -43,6 +43,9 @@ type monitoringSystem struct {
 	Pools      []string            `yaml:"pools"`
 	Collectors []collectorSelector `yaml:"collectors"`
 	Scrapes    []scrapeKind        `yaml:"scrapes"`
+	// Instances are custom resources each of which is one of its
+	// collectors (VMAgent), with the state its operator writes.
+	Instances []instanceKind `yaml:"instances"`
 	// OtherConfig says what else may tell it what to scrape, which
 	// aiconform does not read.
 	OtherConfig string `yaml:"otherConfig"`
@@ -73,6 +76,44 @@ type scrapeKind struct {
 	// each endpoint; EndpointsHint says what turns it on.
 	Endpoints     string `yaml:"endpoints"`
 	EndpointsHint string `yaml:"endpointsHint"`
+	// State is what its operator says of it, when it can reject it.
+	State *objectState `yaml:"state"`
+}
+
+// instanceKind is a custom resource of which each object is a collector.
+type instanceKind struct {
+	CRD   string       `yaml:"crd"`
+	State *objectState `yaml:"state"`
+}
+
+// objectState is where an operator writes the state of an object: the
+// path of a string field, the values of it that say the object is not in
+// effect, and the path of the reason it gives.
+type objectState struct {
+	Path   string   `yaml:"path"`
+	Bad    []string `yaml:"bad"`
+	Reason string   `yaml:"reason"`
+}
+
+// failed says why obj is not in effect by the state st, or "".
+func (st *objectState) failed(obj *unstructured.Unstructured) string {
+	if st == nil || st.Path == "" {
+		return ""
+	}
+	v, _, _ := unstructured.NestedString(obj.Object, strings.Split(st.Path, ".")...)
+	if !slices.Contains(st.Bad, v) {
+		return ""
+	}
+	why := fmt.Sprintf("%s=%s", st.Path, v)
+	if st.Reason != "" {
+		if r, _, _ := unstructured.NestedString(obj.Object, strings.Split(st.Reason, ".")...); r != "" {
+			if len(r) > 200 {
+				r = r[:200] + "..."
+			}
+			why += ": " + r
+		}
+	}
+	return why
 }
 
 // discoveredPool says whether pool is one the system's Kubernetes
@@ -143,6 +184,8 @@ type monitoring struct {
 	servers      []server
 	// collectors are the systems' collector workloads found.
 	collectors []collector
+	// instances are the systems' collector objects (VMAgent).
+	instances []instance
 	// scrapes are the scrape configurations of the systems installed;
 	// kindNames the kinds of their CRDs, by CRD name.
 	scrapes   []scrapeConfig
@@ -162,6 +205,14 @@ type collector struct {
 
 // String is kind namespace/name.
 func (c collector) String() string { return c.kind + " " + c.ns + "/" + c.name }
+
+// instance is one collector object of a system.
+type instance struct {
+	system string
+	kind   instanceKind
+	res    cluster.Resource
+	obj    *unstructured.Unstructured
+}
 
 // scrapeConfig is one scrape configuration object of a system.
 type scrapeConfig struct {
@@ -259,6 +310,20 @@ func (data monitoringData) find(ctx context.Context, env *checks.Env) (monitorin
 	for _, sys := range data.Systems {
 		if !slices.Contains(m.installed, sys.Name) {
 			continue
+		}
+		for _, k := range sys.Instances {
+			crd := checks.FindCRD(crds, k.CRD)
+			if crd == nil {
+				continue
+			}
+			res := checks.CRDResource(crd)
+			objs, err := checks.List[*unstructured.Unstructured](ctx, env, cluster.Query{Resource: res})
+			if err != nil {
+				return m, err
+			}
+			for _, o := range objs {
+				m.instances = append(m.instances, instance{system: sys.Name, kind: k, res: res, obj: o})
+			}
 		}
 		for _, k := range sys.Scrapes {
 			crd := checks.FindCRD(crds, k.CRD)

@@ -26,6 +26,20 @@ func TestMonitoringData(t *testing.T) {
 					assert.Empty(t, k.EndpointsHint, k.CRD)
 				}
 			}
+			states := []*objectState{}
+			for _, k := range sys.Scrapes {
+				states = append(states, k.State)
+			}
+			for _, k := range sys.Instances {
+				assert.Contains(t, sys.CRDs, k.CRD, "an instance's CRD is one that shows the system installed")
+				states = append(states, k.State)
+			}
+			for _, st := range states {
+				if st != nil {
+					assert.NotEmpty(t, st.Path)
+					assert.NotEmpty(t, st.Bad, "a state with no bad value says nothing")
+				}
+			}
 			for _, c := range sys.Collectors {
 				assert.Contains(t, collectorKinds, c.Kind)
 				assert.NotEmpty(t, c.Labels, "a collector selected by no label is every workload")

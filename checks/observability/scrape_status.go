@@ -253,6 +253,11 @@ func (v *collectorView) judge(now time.Time) {
 	var selecting, withStatus []*configState
 	for i := range v.configs {
 		c := &v.configs[i]
+		if why := c.kind.State.failed(c.obj); why != "" {
+			// Its operator rejected it: it tells the collector nothing.
+			v.warnings = append(v.warnings, fmt.Sprintf("%s is not in effect: %s", c.name(), why))
+			continue
+		}
 		if !c.selects() {
 			continue
 		}

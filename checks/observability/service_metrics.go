@@ -3,6 +3,7 @@ package observability
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -56,6 +57,12 @@ func (MonitoringSystem) Run(ctx context.Context, env *checks.Env) (checks.Result
 			unavailable = append(unavailable, fmt.Sprintf("Prometheus %s has no Available condition yet", checks.ObjectName(p)))
 		default:
 			unavailable = append(unavailable, fmt.Sprintf("Prometheus %s is Available=%s: %s %s", checks.ObjectName(p), c.Status, c.Reason, c.Message))
+		}
+	}
+	// Collector objects their operator says are not in effect.
+	for _, in := range m.instances {
+		if why := in.kind.State.failed(in.obj); why != "" {
+			unavailable = append(unavailable, fmt.Sprintf("%s %s is %s", in.res.Kind, checks.ObjectName(in.obj), why))
 		}
 	}
 	// Collectors: whether one runs, and those that do not run whole.
@@ -117,6 +124,13 @@ func (m monitoring) addEvidence(ctx context.Context, env *checks.Env, r *checks.
 			names = append(names, s.service.Name)
 		}
 		r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Services}, AllNamespaces: true, Grep: cluster.GrepAny(names...)}, "")
+	}
+	var shown []string
+	for _, in := range m.instances {
+		if !slices.Contains(shown, in.res.Arg) {
+			shown = append(shown, in.res.Arg)
+			r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{in.res}, AllNamespaces: true}, "")
+		}
 	}
 	addCollectorsEvidence(ctx, env, r, m.collectors, "the monitoring systems' collectors")
 }
@@ -323,7 +337,7 @@ func (MonitoringTargets) Run(ctx context.Context, env *checks.Env) (checks.Resul
 	case len(working) == 0 && len(unseen) == 0 && len(views) == 0:
 		r.Finish(checks.Fail, "no Prometheus server collects from the cluster: %s", checks.CapLines(failing, 3, "; "))
 	case len(working) == 0 && len(unseen) == 0:
-		r.Finish(checks.Fail, "no monitoring system collects from the cluster: %s", checks.CapLines(failing, 3, "; "))
+		r.Finish(checks.Fail, "no monitoring system collects from the cluster: %s", checks.CapLines(append(failing, warnings...), 3, "; "))
 	case len(working) == 0:
 		// A managed collector keeps its targets where the cluster does not
 		// show them: what it shows is judged, and what it does not is said.
