@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aiconform/aiconform/simulate"
 	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -222,7 +223,7 @@ func (p *Prometheus) config() []byte {
 	}
 	keepLabel, keepValue := "__meta_kubernetes_pod_annotation_prometheus_io_scrape", "true"
 	if k, v, ok := strings.Cut(p.keep, "="); ok {
-		keepLabel, keepValue = "__meta_kubernetes_pod_label_"+PromLabelName(k), v
+		keepLabel, keepValue = "__meta_kubernetes_pod_label_"+simulate.PromLabelName(k), v
 	}
 	return fmt.Appendf(nil, `global:
   scrape_interval: %[1]s
@@ -351,16 +352,4 @@ func scrapeFailed(w http.ResponseWriter, r *http.Request, err error) {
 		log.Printf("rig scrape proxy: %s %s: %v", r.Method, r.URL, err)
 	}
 	w.WriteHeader(http.StatusBadGateway)
-}
-
-// PromLabelName is a Kubernetes label key as Prometheus' Kubernetes
-// discovery writes it into a label name: every character outside
-// [a-zA-Z0-9_] an underscore.
-func PromLabelName(key string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
-			return r
-		}
-		return '_'
-	}, key)
 }

@@ -1,4 +1,4 @@
-package rig
+package simulate
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -85,4 +86,16 @@ func PodTarget(job string, port int, p *corev1.Pod, at time.Time) PrometheusTarg
 		ScrapePool:       job, ScrapeURL: "http://" + addr + "/metrics", GlobalURL: "http://" + addr + "/metrics",
 		LastScrape: at, LastScrapeDuration: 0.0042, Health: "up", ScrapeInterval: "30s", ScrapeTimeout: "10s",
 	}
+}
+
+// PromLabelName is a Kubernetes label key as Prometheus' Kubernetes
+// discovery writes it into a label name: every character outside
+// [a-zA-Z0-9_] an underscore.
+func PromLabelName(key string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '_'
+	}, key)
 }
