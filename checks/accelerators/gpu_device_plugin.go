@@ -90,6 +90,20 @@ func devicePlugins() ([]devicePlugin, error) {
 	return ds, nil
 }
 
+// pluginTable names the plugins of device_plugins.yaml, for the
+// description; were the file bad, the check's Run returns its error.
+func pluginTable() string {
+	ds, err := devicePlugins()
+	if err != nil {
+		return "unreadable: " + err.Error()
+	}
+	names := make([]string, len(ds))
+	for i, d := range ds {
+		names[i] = d.Name
+	}
+	return strings.Join(names, "; ")
+}
+
 // GPUDevicePlugin checks that a device plugin serves every GPU node.
 type GPUDevicePlugin struct{}
 
@@ -101,9 +115,9 @@ func (GPUDevicePlugin) Meta() checks.Meta {
 		Requirement: "gpu_nodes_allocatable",
 		Description: "GPU nodes are those advertising an accelerator resource (as for gpu-allocatable) or labelled " +
 			"nvidia.com/gpu.present=true. Device-plugin DaemonSets are recognised, in every namespace, by " +
-			"the pod labels of the NVIDIA device plugin (GPU Operator, Helm chart, static manifest, GKE), " +
-			"the AMD ROCm and the Intel GPU plugins (a table kept as data, " +
-			"checks/accelerators/device_plugins.yaml); their pods are read per DaemonSet by its selector and " +
+			"the pod labels of the device plugins of a table kept as data, " +
+			"checks/accelerators/device_plugins.yaml (" + pluginTable() + "); their pods are read per " +
+			"DaemonSet by its selector and " +
 			"counted when the DaemonSet owns them. Each GPU node must run a Running and Ready pod of a " +
 			"DaemonSet serving its accelerator resources: none, or none Ready, fails. A plugin that is gone " +
 			"can leave a node advertising GPUs for a while, which is why gpu-allocatable alone is not " +
@@ -115,7 +129,8 @@ func (GPUDevicePlugin) Meta() checks.Meta {
 			"nvidia.com/gpu.product); resources for which no device plugin is known are not judged. No GPU " +
 			"node makes it not applicable.",
 		Remediation: "Install or repair the device plugin DaemonSet (the GPU Operator, or NVIDIA's " +
-			"k8s-device-plugin), check its nodeSelector and tolerations reach every GPU node, and read the " +
+			"k8s-device-plugin; the accelerator vendor's plugin for others), check its nodeSelector and " +
+			"tolerations reach every GPU node, and read the " +
 			"pod's logs on the node where it fails (driver not loaded, wrong container runtime). For a " +
 			"ClusterPolicy not ready, `kubectl describe clusterpolicy` and the gpu-operator namespace's pods " +
 			"name the failing component.",
@@ -150,6 +165,9 @@ func (GPUDevicePlugin) Run(ctx context.Context, env *checks.Env) (checks.Result,
 	var r checks.Result
 	plugins, err := devicePlugins()
 	if err != nil {
+		return r, err
+	}
+	if _, err := checks.AcceleratorTable(); err != nil {
 		return r, err
 	}
 	nodes, err := checks.List[*corev1.Node](ctx, env, cluster.Query{Resource: cluster.Nodes})

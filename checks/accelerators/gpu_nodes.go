@@ -25,13 +25,13 @@ func (GPUAllocatable) Meta() checks.Meta {
 		ID:          "gpu-allocatable",
 		Title:       "GPU nodes Ready and allocatable",
 		Requirement: "gpu_nodes_allocatable", ReadsNodePods: true,
-		Description: "Nodes advertising an accelerator resource (nvidia.com/gpu, nvidia.com/mig-*, amd.com/gpu, " +
-			"gpu.intel.com/*, habana.ai/gaudi) are found from the node list; each must be Ready (Unknown is " +
+		Description: "Nodes advertising an accelerator resource (" + checks.DescribeAccelerators((*checks.Accelerators).ResourceNames) +
+			": the vendors of checks/accelerators.yaml) are found from the node list; each must be Ready (Unknown is " +
 			"not Ready) and have more than zero of it allocatable. What running pods request is read per GPU " +
 			"node with a spec.nodeName field selector, as `kubectl describe node` does. No accelerator node " +
 			"at all makes the requirement not applicable.",
 		Remediation: "For a NotReady node, read its conditions (`kubectl describe node`); for zero allocatable, check " +
-			"the device plugin DaemonSet (NVIDIA GPU Operator or k8s-device-plugin) runs on that node and " +
+			"the device plugin DaemonSet (NVIDIA GPU Operator or k8s-device-plugin, or the vendor's plugin) runs on that node and " +
 			"the driver is loaded.",
 	}
 }
@@ -46,6 +46,9 @@ type gpuNode struct {
 // Run implements checks.Check.
 func (GPUAllocatable) Run(ctx context.Context, env *checks.Env) (checks.Result, error) {
 	var r checks.Result
+	if _, err := checks.AcceleratorTable(); err != nil {
+		return r, err
+	}
 	nodes, err := checks.List[*corev1.Node](ctx, env, cluster.Query{Resource: cluster.Nodes})
 	if err != nil {
 		// Show the refusal as kubectl would meet it.

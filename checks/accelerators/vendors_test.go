@@ -1,0 +1,103 @@
+package accelerators_test
+
+import (
+	"testing"
+
+	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/accelerators"
+	"github.com/aiconform/aiconform/checks/checkstest"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// vendor is a cluster whose only accelerators are another vendor's than
+// NVIDIA: the resources its device plugin advertises, and the labels its
+// own manifests give the plugin's pods.
+type vendor struct {
+	name      string
+	node      string
+	resources corev1.ResourceList
+	// request is the resource the world's pods ask for instead of
+	// nvidia.com/gpu.
+	request      corev1.ResourceName
+	plugin       string
+	pluginLabels map[string]string
+}
+
+var vendors = []vendor{
+	{name: "TPU", node: "tpu-node-1", resources: corev1.ResourceList{"google.com/tpu": resource.MustParse("4")}, request: "google.com/tpu",
+		plugin: "tpu-device-plugin", pluginLabels: map[string]string{"k8s-app": "tpu-device-plugin"}},
+	{name: "Neuron", node: "trn-node-1", resources: corev1.ResourceList{
+		"aws.amazon.com/neuron": resource.MustParse("16"), "aws.amazon.com/neurondevice": resource.MustParse("16"), "aws.amazon.com/neuroncore": resource.MustParse("32"),
+	}, request: "aws.amazon.com/neuron", plugin: "neuron-device-plugin-daemonset", pluginLabels: map[string]string{"name": "neuron-device-plugin-ds"}},
+	{name: "Ascend", node: "npu-node-1", resources: corev1.ResourceList{"huawei.com/Ascend910": resource.MustParse("8")}, request: "huawei.com/Ascend910",
+		plugin: "ascend-device-plugin-daemonset", pluginLabels: map[string]string{"name": "ascend-device-plugin-ds"}},
+}
+
+// world makes the healthy world's GPU node the vendor's only accelerator
+// node: it advertises the vendor's resources and nothing of NVIDIA's, no
+// DRA driver publishes devices for it, its pods ask for the vendor's
+// resource, and the vendor's device plugin runs on it.
+func (v vendor) world(w *checkstest.World) {
+	w.Nodes[1] = checkstest.Node(v.node, corev1.ConditionTrue, v.resources)
+	w.ResourceSlices, w.ResourceClaims = nil, nil
+	for _, p := range append(w.Pods, w.PluginPod) {
+		if p.Spec.NodeName == "gpu-node-1" {
+			p.Spec.NodeName = v.node
+		}
+		for _, cs := range [][]corev1.Container{p.Spec.Containers, p.Spec.InitContainers} {
+			for i := range cs {
+				for _, l := range []corev1.ResourceList{cs[i].Resources.Requests, cs[i].Resources.Limits} {
+					if q, ok := l["nvidia.com/gpu"]; ok {
+						delete(l, "nvidia.com/gpu")
+						l[v.request] = q
+					}
+				}
+			}
+		}
+	}
+	w.DevicePlugin.Name = v.plugin
+	w.DevicePlugin.Spec.Selector.MatchLabels = v.pluginLabels
+	w.DevicePlugin.Spec.Template.Labels = v.pluginLabels
+	w.PluginPod.Name, w.PluginPod.Labels = v.plugin+"-k7x2p", v.pluginLabels
+	w.PluginPod.OwnerReferences = checkstest.Owner("DaemonSet", v.plugin, w.DevicePlugin.UID)
+}
+
+// A cluster of TPUs, of Neuron devices or of Ascend NPUs alone is judged
+// on gpu_nodes_allocatable as one of GPUs is, where it was not applicable
+// before (none of their resources was an accelerator's): its nodes are
+// found, and its device plugin is recognised by its own pod labels.
+func TestOtherVendorsNodesAndDevicePlugins(t *testing.T) {
+	for _, v := range vendors {
+		t.Run(v.name, func(t *testing.T) {
+			with := func(edit func(w *checkstest.World)) func(w *checkstest.World) {
+				return func(w *checkstest.World) {
+					v.world(w)
+					if edit != nil {
+						edit(w)
+					}
+				}
+			}
+			checkstest.RunCases(t, accelerators.GPUAllocatable{}, []checkstest.Case{
+				{Name: "allocatable", Edit: with(nil), Status: checks.Pass, Reason: "1 GPU node Ready with accelerators allocatable"},
+				{Name: "not Ready", Edit: with(func(w *checkstest.World) { w.Nodes[1].Status.Conditions[0].Status = corev1.ConditionFalse }),
+					Status: checks.Fail, Reason: v.node},
+				{Name: "none allocatable", Edit: with(func(w *checkstest.World) {
+					for res := range v.resources {
+						w.Nodes[1].Status.Allocatable[res] = resource.MustParse("0")
+					}
+				}), Status: checks.Fail, Reason: v.node},
+			}, nil)
+			checkstest.RunCases(t, accelerators.GPUDevicePlugin{}, []checkstest.Case{
+				{Name: "its plugin Ready", Edit: with(nil), Status: checks.Pass,
+					Reason: "a Ready device plugin pod on each of 1 GPU node (DaemonSet kube-system/" + v.plugin + ")"},
+				{Name: "its plugin not Ready", Edit: with(func(w *checkstest.World) { w.PluginPod.Status.Conditions[1].Status = corev1.ConditionFalse }),
+					Status: checks.Fail, Reason: "node " + v.node + ": device plugin pod kube-system/" + v.plugin + "-k7x2p for " + string(v.request)},
+				{Name: "only NVIDIA's plugin", Edit: with(func(w *checkstest.World) {
+					labels := map[string]string{"name": "nvidia-device-plugin-ds"}
+					w.DevicePlugin.Spec.Template.Labels, w.PluginPod.Labels = labels, labels
+				}), Status: checks.Fail, Reason: "node " + v.node + " advertises " + string(v.request)},
+			}, nil)
+		})
+	}
+}
