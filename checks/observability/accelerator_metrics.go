@@ -25,8 +25,8 @@ func (AcceleratorMetrics) Meta() checks.Meta {
 	return checks.Meta{
 		ID: "accelerator-metrics", Title: "Every accelerator's utilization and memory are served as metrics",
 		Requirement: "accelerator_metrics", ReadsNodePods: true,
-		Description: "Finds the accelerator metrics exporters checks/observability/exporters.yaml knows (NVIDIA's " +
-			"DCGM Exporter, AMD's Device Metrics Exporter, Intel's XPU Manager) by their DaemonSets' images, " +
+		Description: "Finds the accelerator metrics exporters checks/observability/exporters.yaml knows (" +
+			exporterList() + ") by their DaemonSets' images, " +
 			"and on each accelerator node the exporter pod for its accelerators. Where a Prometheus server " +
 			"monitoring-system finds answers, one instant query of it (through the API server's service " +
 			"proxy) gives the series it has collected of every exporter pod, tied to a pod by the target's " +
@@ -35,14 +35,15 @@ func (AcceleratorMetrics) Meta() checks.Meta {
 			"through the API server's pod proxy, as `kubectl get --raw " +
 			"/api/v1/namespaces/NS/pods/NAME:PORT/proxy/metrics` does, never dialling the pod, and parsed " +
 			"with the Prometheus project's own parser: no node fails on what a server has not collected. " +
-			"Each accelerator of the node (GPU Feature Discovery's gpu.count, else the allocatable count) " +
-			"must have a utilization and a memory series, told apart by the exporter's device label; " +
-			"temperature, power and interconnect series are reported, and named when absent. Passes when " +
+			"Each accelerator of the node (GPU Feature Discovery's gpu.count, else the allocatable count of " +
+			"what the exporter's series count: Neuron's per core) must have a utilization and a memory " +
+			"series, told apart by the exporter's device label; temperature, power and interconnect series " +
+			"are reported, and named when absent where the exporter has them. Passes when " +
 			"every accelerator node's accelerators all have both; warns when only optional kinds are " +
 			"missing; fails, naming the node, when a node has no exporter pod, a pod not Ready, metrics that " +
 			"do not answer, or accelerators without series.",
 		Remediation: "Run an accelerator metrics exporter on every accelerator node (the GPU Operator's DCGM " +
-			"Exporter, AMD's GPU Operator metrics exporter): `kubectl get --raw` of its pod's /metrics " +
+			"Exporter, AMD's GPU Operator metrics exporter, the vendor's exporter for others): `kubectl get --raw` of its pod's /metrics " +
 			"through the proxy shows what it serves, and its logs why a device has no series.",
 	}
 }
@@ -168,7 +169,7 @@ func (AcceleratorMetrics) Run(ctx context.Context, env *checks.Env) (checks.Resu
 	case len(partial) > 0:
 		r.Finish(checks.Warn, "%s; %s", served(results), checks.CapLines(partial, 3, "; "))
 	default:
-		r.Finish(checks.Pass, "%s, with temperature, power and interconnect", served(results))
+		r.Finish(checks.Pass, "%s%s", served(results), withOptional(results))
 	}
 	return r, nil
 }
@@ -240,18 +241,19 @@ func acceleratorCount(n *corev1.Node, e *exporter) int {
 		return c
 	}
 	total := 0
-	for _, r := range e.Resources {
-		if q, ok := n.Status.Allocatable[corev1.ResourceName(r)]; ok {
+	for r, q := range n.Status.Allocatable {
+		if e.counted(r) {
 			total += int(q.Value())
 		}
 	}
 	return total
 }
 
-// missingOptional are the optional kinds the exporter served no series of.
+// missingOptional are the optional kinds the exporter has metrics of but
+// served no series of.
 func (nm *nodeMetrics) missingOptional() []string {
 	var out []string
-	for _, kind := range optionalKinds {
+	for _, kind := range nm.exporter.optional() {
 		if len(nm.scrape.devices[kind]) == 0 {
 			out = append(out, kind)
 		}
@@ -268,6 +270,34 @@ func (nm *nodeMetrics) seriesPattern() string {
 		}
 	}
 	return "^(" + strings.Join(names, "|") + ")\\{"
+}
+
+// withOptional says which optional kinds the nodes' exporters served,
+// all of those they have: ", with temperature, power and interconnect".
+func withOptional(results []nodeMetrics) string {
+	var kinds []string
+	for _, kind := range optionalKinds {
+		if slices.ContainsFunc(results, func(nm nodeMetrics) bool { return slices.Contains(nm.exporter.optional(), kind) }) {
+			kinds = append(kinds, kind)
+		}
+	}
+	switch len(kinds) {
+	case 0:
+		return " (its exporters have no temperature, power or interconnect metrics)"
+	case 1:
+		return ", with " + kinds[0]
+	}
+	return ", with " + strings.Join(kinds[:len(kinds)-1], ", ") + " and " + kinds[len(kinds)-1]
+}
+
+// exporterList names the exporters of exporters.yaml, for the
+// description; were the file bad, the check's Run returns its error.
+func exporterList() string {
+	known, err := exporters()
+	if err != nil {
+		return "unreadable: " + err.Error()
+	}
+	return exporterNames(known)
 }
 
 // served says what was shown: which exporters, how many nodes and

@@ -18,8 +18,13 @@ var exportersYAML []byte
 
 // exporter is one entry of exporters.yaml.
 type exporter struct {
-	Name         string              `yaml:"name"`
-	Resources    []string            `yaml:"resources"`
+	Name      string   `yaml:"name"`
+	Resources []string `yaml:"resources"`
+	// Count are the resources whose allocatable counts the accelerators
+	// the device label tells apart (Neuron's series are per core: its
+	// aws.amazon.com/neuroncore), a trailing "*" matching any rest; none
+	// means Resources.
+	Count        []string            `yaml:"count"`
 	Images       []string            `yaml:"images"`
 	Port         int                 `yaml:"port"`
 	Path         string              `yaml:"path"`
@@ -32,7 +37,57 @@ type exporter struct {
 }
 
 func exporters() ([]exporter, error) {
-	return checks.Data[[]exporter]("exporters.yaml", exportersYAML)
+	return parseExporters("exporters.yaml", exportersYAML)
+}
+
+// parseExporters reads an exporters file and checks each entry has what
+// the checks read: a bad entry is an error naming it.
+func parseExporters(name string, data []byte) ([]exporter, error) {
+	es, err := checks.Data[[]exporter](name, data)
+	if err != nil {
+		return nil, err
+	}
+	for i, e := range es {
+		var missing []string
+		for what, ok := range map[string]bool{
+			"name": e.Name != "", "resources": len(e.Resources) > 0, "images": len(e.Images) > 0, "port": e.Port > 0,
+			"path": strings.HasPrefix(e.Path, "/"), "deviceLabels": len(e.DeviceLabels) > 0,
+			"metrics.utilization": len(e.Metrics["utilization"]) > 0, "metrics.memory": len(e.Metrics["memory"]) > 0,
+		} {
+			if !ok {
+				missing = append(missing, what)
+			}
+		}
+		for kind := range e.Metrics {
+			if !slices.Contains(allKinds, kind) {
+				missing = append(missing, "a known kind of metric instead of "+kind)
+			}
+		}
+		if len(missing) > 0 {
+			slices.Sort(missing)
+			return nil, fmt.Errorf("%s: entry %d (%s) needs %s", name, i+1, e.Name, strings.Join(missing, ", "))
+		}
+	}
+	return es, nil
+}
+
+// counted says whether the node's allocatable of res counts the
+// accelerators the exporter's device label tells apart.
+func (e exporter) counted(res corev1.ResourceName) bool {
+	count := e.Count
+	if len(count) == 0 {
+		count = e.Resources
+	}
+	return slices.ContainsFunc(count, func(c string) bool {
+		prefix, ok := strings.CutSuffix(c, "*")
+		return string(res) == c || (ok && strings.HasPrefix(string(res), prefix))
+	})
+}
+
+// optional are the optional kinds the exporter has metrics of: those of
+// which a node's missing series are named.
+func (e exporter) optional() []string {
+	return slices.DeleteFunc(slices.Clone(optionalKinds), func(kind string) bool { return len(e.Metrics[kind]) == 0 })
 }
 
 // The kinds of metric the requirement names: per accelerator utilization
