@@ -794,6 +794,17 @@ func claimAccelerator(c *unstructured.Unstructured) string {
 	return strings.Join(out, ", ")
 }
 
+// caNamedKinds says whether the cluster holds node groups that
+// cluster-autoscaler names Kind/namespace/name.
+func (a *autoscalers) caNamedKinds() bool {
+	for _, k := range a.kinds {
+		if k.kind.CANamed && len(k.objs) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // karpenterBy names whose Karpenter grows a NodePool, by the group of the
 // NodeClass it refers to.
 func (a *autoscalers) karpenterBy(p *unstructured.Unstructured) string {

@@ -35,7 +35,8 @@ func (AcceleratorNodeGroups) Meta() checks.Meta {
 			"by the node names a cloud's group name gives) have accelerators; a group with no node and nothing in " +
 			"its spec cannot be told. Passes when an accelerator group can grow; warns when every one is at its " +
 			"maximum or in scale-up backoff, or when no group is known to add accelerators but some cannot be " +
-			"told; fails when none adds them. No autoscaler skips.",
+			"told; fails when none adds them, but warns where a platform keeps limits outside the cluster (GKE), " +
+			"as it may add them by those. No autoscaler skips.",
 		Remediation: "Add a node group (or a Karpenter NodePool) whose instance types have the accelerators the " +
 			"workloads request, with a maximum above its current size; for a group in backoff, the error " +
 			"names what the cloud refused (quota, capacity).",
@@ -54,10 +55,14 @@ func (AcceleratorNodeGroups) Run(ctx context.Context, env *checks.Env) (checks.R
 	}
 	groups := a.groups()
 	var room, full, untold []string
+	outside := ""
 	if len(groups) > 0 {
 		r.Table = &checks.Table{Header: []string{"AUTOSCALER", "GROUP", "ACCELERATOR", "NODES", "MAXIMUM", "HEALTH"}}
 	}
 	for _, g := range groups {
+		if g.outside != "" {
+			outside = g.outside
+		}
 		acc := g.accelerator
 		switch acc {
 		case "":
@@ -96,6 +101,10 @@ func (AcceleratorNodeGroups) Run(ctx context.Context, env *checks.Env) (checks.R
 		r.Finish(checks.Warn, "no accelerator node group can grow: %s", checks.CapLines(full, 3, "; "))
 	case len(untold) > 0:
 		r.Finish(checks.Warn, "no node group is known to add accelerator nodes; %s cannot be told (no node now, nothing in the spec): %s", checks.Plural(len(untold), "group"), checks.CapLines(untold, 3, ", "))
+	case outside != "":
+		// The platform may add accelerator nodes by limits it keeps
+		// outside the cluster (GKE's cluster-wide auto-provisioning).
+		r.Finish(checks.Warn, "none of %s seen adds accelerator nodes, and %s: whether it adds them cannot be seen", checks.Plural(len(groups), "node group"), outside)
 	default:
 		r.Finish(checks.Fail, "none of %s adds accelerator nodes: a pod requesting one stays Pending", checks.Plural(len(groups), "node group"))
 	}
@@ -143,7 +152,7 @@ func (AcceleratorScaleUps) Run(ctx context.Context, env *checks.Env) (checks.Res
 			shown = append(shown, fmt.Sprintf("NodeClaim %s of NodePool %s added node %s with %s", c.GetName(), c.GetLabels()["karpenter.sh/nodepool"], node, res))
 		}
 	}
-	if a.ca != nil || len(a.caDeployments) > 0 {
+	if a.ca != nil || len(a.caDeployments) > 0 || a.caNamedKinds() {
 		if err := a.readNodes(ctx, env); err != nil {
 			return r, err
 		}
