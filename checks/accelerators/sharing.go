@@ -2,14 +2,70 @@ package accelerators
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/cluster"
 	corev1 "k8s.io/api/core/v1"
 )
+
+//go:embed sharing_labels.yaml
+var sharingLabelsYAML []byte
+
+// platformSharing is one entry of sharing_labels.yaml: the labels by which
+// a platform says its nodes' GPUs are shared.
+type platformSharing struct {
+	Platform  string `yaml:"platform"`
+	Strategy  string `yaml:"strategy"`
+	Clients   string `yaml:"clients"`
+	Partition string `yaml:"partition"`
+}
+
+// sharingLabels reads the embedded sharing_labels.yaml; an entry without
+// a platform, or with neither a strategy nor a partition label, is an
+// error naming it.
+func sharingLabels() ([]platformSharing, error) {
+	return parseSharingLabels("sharing_labels.yaml", sharingLabelsYAML)
+}
+
+func parseSharingLabels(name string, data []byte) ([]platformSharing, error) {
+	ps, err := checks.Data[[]platformSharing](name, data)
+	if err != nil {
+		return nil, err
+	}
+	for i, p := range ps {
+		if p.Platform == "" || (p.Strategy == "" && p.Partition == "") {
+			return nil, fmt.Errorf("%s: entry %d (%s) needs a platform and a strategy or partition label", name, i+1, p.Platform)
+		}
+	}
+	return ps, nil
+}
+
+// keys are the entry's labels, those set.
+func (p platformSharing) keys() []string {
+	return slices.DeleteFunc([]string{p.Strategy, p.Clients, p.Partition}, func(k string) bool { return k == "" })
+}
+
+// of names the sharing the platform's labels say of a node.
+func (p platformSharing) of(n *corev1.Node) []string {
+	var out []string
+	if size := n.Labels[p.Partition]; p.Partition != "" && size != "" {
+		out = append(out, fmt.Sprintf("MIG partitions of %s (%s's %s)", size, p.Platform, p.Partition))
+	}
+	if strategy := n.Labels[p.Strategy]; p.Strategy != "" && strategy != "" && strategy != "none" {
+		clients, _ := strconv.Atoi(n.Labels[p.Clients])
+		if clients > 1 {
+			out = append(out, fmt.Sprintf("%s, %d clients per GPU (%s's %s)", strategy, clients, p.Platform, p.Strategy))
+		} else {
+			out = append(out, fmt.Sprintf("%s (%s's %s)", strategy, p.Platform, p.Strategy))
+		}
+	}
+	return out
+}
 
 // GPUSharing looks for a sharing strategy the accelerator nodes expose:
 // hardware partitions as schedulable resources, or devices oversubscribed
@@ -27,7 +83,10 @@ func (GPUSharing) Meta() checks.Meta {
 			"(nvidia.com/mig.strategy=single); time-slicing or MPS (GPU Feature Discovery's " +
 			"nvidia.com/gpu.sharing-strategy with nvidia.com/gpu.replicas above 1, or an allocatable count " +
 			"above the physical nvidia.com/gpu.count); DRA devices drawing on counters a slice shares " +
-			"(partitionable devices), or of type mig. Passes naming each strategy and its nodes; fails when " +
+			"(partitionable devices), or of type mig; a platform's sharing labels, where no labeller runs " +
+			"(checks/accelerators/sharing_labels.yaml: GKE's cloud.google.com/gke-gpu-sharing-strategy, " +
+			"time-sharing or mps, with gke-max-shared-clients-per-gpu, and gke-gpu-partition-size for " +
+			"MIG). Passes naming each strategy and its nodes; fails when " +
 			"the nodes expose none (naming those whose GPUs could be partitioned, " +
 			"nvidia.com/mig.capable=true). No accelerator node makes it not applicable.",
 		Remediation: "Configure one sharing strategy: MIG through the GPU Operator's MIG manager " +
@@ -39,6 +98,10 @@ func (GPUSharing) Meta() checks.Meta {
 // Run implements checks.Check.
 func (GPUSharing) Run(ctx context.Context, env *checks.Env) (checks.Result, error) {
 	var r checks.Result
+	platforms, err := sharingLabels()
+	if err != nil {
+		return r, err
+	}
 	ns, err := labelledNodes(ctx, env, &r)
 	if ns == nil {
 		return r, err
@@ -46,11 +109,16 @@ func (GPUSharing) Run(ctx context.Context, env *checks.Env) (checks.Result, erro
 	labelEvidence(ctx, env, &r, ns, func(v vendorLabels) []string {
 		return v.labelKeys(v.Count, v.SharingStrategy, v.Replicas, v.MIGStrategy, v.MIGCapable)
 	}, "each node's physical devices and sharing, as its vendor's labeller publishes them")
+	platformEvidence(ctx, env, &r, ns, platforms)
 	addAllocatable(ctx, env, &r, ns)
 	found := map[string][]string{} // strategy -> nodes
 	var capable []string
 	for _, ln := range ns {
-		for _, s := range sharingOf(ln) {
+		shared := sharingOf(ln)
+		for _, p := range platforms {
+			shared = append(shared, p.of(ln.node)...)
+		}
+		for _, s := range shared {
 			found[s] = append(found[s], ln.node.Name)
 		}
 		for _, v := range ln.vendors {
@@ -73,6 +141,30 @@ func (GPUSharing) Run(ctx context.Context, env *checks.Env) (checks.Result, erro
 	}
 	r.Finish(checks.Pass, "%s", strings.Join(parts, "; "))
 	return r, nil
+}
+
+// platformEvidence shows the nodes with a platform's sharing labels, and
+// only where a node carries one: clusters of other platforms carry none.
+func platformEvidence(ctx context.Context, env *checks.Env, r *checks.Result, ns []*labelledNode, platforms []platformSharing) {
+	var cols, names []string
+	for _, p := range platforms {
+		for _, ln := range ns {
+			if slices.ContainsFunc(p.keys(), func(k string) bool { return ln.node.Labels[k] != "" }) {
+				cols = append(cols, p.keys()...)
+				break
+			}
+		}
+	}
+	if len(cols) == 0 {
+		return
+	}
+	for _, ln := range ns {
+		if len(names) < maxNodeEvidence && slices.ContainsFunc(cols, func(k string) bool { return ln.node.Labels[k] != "" }) {
+			names = append(names, ln.node.Name)
+		}
+	}
+	r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Nodes}, Names: names, LabelColumns: slices.Compact(cols)},
+		"the nodes whose platform labels say their GPUs are shared")
 }
 
 // sharingOf names the sharing strategies one node exposes.

@@ -1,11 +1,13 @@
 package accelerators_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/checks/accelerators"
 	"github.com/aiconform/aiconform/checks/checkstest"
+	"github.com/stretchr/testify/assert"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
@@ -100,4 +102,33 @@ func TestOtherVendorsNodesAndDevicePlugins(t *testing.T) {
 			}, nil)
 		})
 	}
+}
+
+// On GKE, where no GPU Feature Discovery labels the nodes, a node pool's
+// sharing is said by GKE's own labels: gpu_sharing is judged on those.
+func TestGPUSharingGKELabels(t *testing.T) {
+	gke := func(kv ...string) func(w *checkstest.World) {
+		return func(w *checkstest.World) {
+			w.Nodes[1].Labels = map[string]string{"cloud.google.com/gke-accelerator": "nvidia-l4"}
+			for i := 0; i < len(kv); i += 2 {
+				w.Nodes[1].Labels[kv[i]] = kv[i+1]
+			}
+		}
+	}
+	checkstest.RunCases(t, accelerators.GPUSharing{}, []checkstest.Case{
+		{Name: "time-sharing", Edit: gke("cloud.google.com/gke-gpu-sharing-strategy", "time-sharing", "cloud.google.com/gke-max-shared-clients-per-gpu", "4"),
+			Status: checks.Pass, Reason: "time-sharing, 4 clients per GPU (GKE's cloud.google.com/gke-gpu-sharing-strategy) on gpu-node-1"},
+		{Name: "MPS", Edit: gke("cloud.google.com/gke-gpu-sharing-strategy", "mps", "cloud.google.com/gke-max-shared-clients-per-gpu", "2"),
+			Status: checks.Pass, Reason: "mps, 2 clients per GPU"},
+		{Name: "MIG partitions", Edit: gke("cloud.google.com/gke-gpu-partition-size", "1g.5gb"),
+			Status: checks.Pass, Reason: "MIG partitions of 1g.5gb (GKE's cloud.google.com/gke-gpu-partition-size) on gpu-node-1"},
+		{Name: "a GKE node not shared", Edit: gke(), Status: checks.Fail, Reason: "none of 1 accelerator node exposes a sharing strategy"},
+	}, func(t *testing.T, tc checkstest.Case, r checks.Result) {
+		var commands []string
+		for _, e := range r.Evidence {
+			commands = append(commands, e.Command)
+		}
+		shown := strings.Contains(strings.Join(commands, "\n"), "kubectl get nodes gpu-node-1 -L cloud.google.com/gke-gpu-sharing-strategy -L cloud.google.com/gke-max-shared-clients-per-gpu -L cloud.google.com/gke-gpu-partition-size")
+		assert.Equal(t, tc.Status == checks.Pass, shown, "GKE's labels shown where a node carries one: %v", commands)
+	})
 }
