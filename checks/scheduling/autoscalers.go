@@ -300,18 +300,23 @@ func detect(ctx context.Context, env *checks.Env, r *checks.Result) (*autoscaler
 			a.ca.status = &st
 		}
 	}
-	// Its Deployment, wherever it was installed, known by what it runs.
-	deps, err := checks.List[*appsv1.Deployment](ctx, env, cluster.Query{Resource: cluster.Deployments})
-	if err != nil {
-		return nil, err
-	}
-	for _, dep := range deps {
-		if d.isClusterAutoscaler(dep) {
-			a.caDeployments = append(a.caDeployments, dep)
+	// Without its status (--write-status-configmap=false, or a status
+	// elsewhere), its Deployment, wherever it was installed, known by its
+	// pods' labels. Where the status is here, it says more, and whether it
+	// runs.
+	if a.ca == nil {
+		deps, err := checks.List[*appsv1.Deployment](ctx, env, cluster.Query{Resource: cluster.Deployments})
+		if err != nil {
+			return nil, err
+		}
+		for _, dep := range deps {
+			if d.isClusterAutoscaler(dep) {
+				a.caDeployments = append(a.caDeployments, dep)
+				r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Deployments}, Namespace: dep.Namespace, Names: []string{dep.Name}, Wide: true},
+					"cluster-autoscaler's Deployment, found by its pods' labels")
+			}
 		}
 	}
-	r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Deployments}, AllNamespaces: true, Wide: true, Grep: cluster.GrepAny("NAMESPACE", d.ClusterAutoscaler.Deployment.NameSuffix)},
-		"cluster-autoscaler's Deployment, in any namespace, by its pod labels")
 	// Node groups held as objects: Cluster API's, OpenShift's, GKE's.
 	var absent []string
 	for i := range d.NodeGroupKinds {
