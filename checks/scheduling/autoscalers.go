@@ -514,6 +514,14 @@ func (AutoscalerFound) Run(ctx context.Context, env *checks.Env) (checks.Result,
 			}
 		}
 		if n == 0 {
+			// The platform's autoscaler is set up, and bounds no group.
+			for _, need := range k.kind.Needs {
+				if k.needs[need] > 0 {
+					found = append(found, fmt.Sprintf("%s, %s", k.kind.Name, checks.Plural(k.needs[need], need+" object")))
+					warns = append(warns, fmt.Sprintf("%s: no %s is bounded for the autoscaler: it grows none", k.kind.Name, k.res.Kind))
+					break
+				}
+			}
 			continue
 		}
 		found = append(found, fmt.Sprintf("%s, %s an autoscaler grows", k.kind.Name, checks.Plural(n, k.res.Kind)))

@@ -307,7 +307,23 @@ func TestOpenShiftAutoscaling(t *testing.T) {
 			reason: "OpenShift: no clusterautoscalers.autoscaling.openshift.io object: the platform runs no autoscaler for its MachineSets' bounds",
 		},
 	})
+	noMachineAutoscaler := func(w *checkstest.World) {
+		openShift("1")(w)
+		w.Deployments = w.Deployments[:len(w.Deployments)-1]
+		for gvr := range w.Custom {
+			if gvr.Resource == "machineautoscalers" {
+				w.Custom[gvr] = nil
+			}
+		}
+	}
+	runCases(t, scheduling.AutoscalerFound{}, crds, []worldCase{
+		{
+			name: "a ClusterAutoscaler and no MachineAutoscaler", edit: noMachineAutoscaler, status: checks.Warn,
+			reason: "OpenShift, 1 clusterautoscalers.autoscaling.openshift.io object: OpenShift: no MachineSet is bounded for the autoscaler: it grows none",
+		},
+	})
 	runCases(t, scheduling.AcceleratorNodeGroups{}, crds, []worldCase{
+		{name: "a ClusterAutoscaler and no MachineAutoscaler", edit: noMachineAutoscaler, status: checks.Fail, reason: "the autoscaler has no node group"},
 		{
 			name: "a GPU MachineSet that can grow", edit: openShift("1"), status: checks.Pass,
 			reason: "MachineSet openshift-machine-api/ml-gpu-us-east-1a (node gpu-node-1 has nvidia.com/gpu)",
