@@ -390,3 +390,38 @@ func TestMonitoringTargetsUnseen(t *testing.T) {
 			Reason: "Grafana Alloy: it runs (DaemonSet alloy/alloy 2/2 ready), but what it scrapes is configured and reported outside the objects aiconform reads"},
 	}, nil)
 }
+
+// A list of collectors refused matters only where the verdict needs it:
+// beside a Prometheus that answers, or under a status that reports healthy
+// targets, it is a detail; where only the collectors could show a system,
+// an Error.
+func TestCollectorsUnread(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		edit           func(w *checkstest.World)
+		system, target checks.Status
+	}{
+		{"beside a Prometheus", nil, checks.Pass, checks.Pass},
+		{"GMP, its status healthy", withGMP(podMonitoring(endpoint(vllmEndpoint, 2, 0, time.Minute))), checks.Error, checks.Pass},
+		{"GMP, no status", withGMP(podMonitoring()), checks.Error, checks.Error},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := checkstest.NewWorld(t)
+			if tc.edit != nil {
+				tc.edit(w)
+			}
+			f := w.Serve()
+			f.Kube.PrependReactor("list", "daemonsets", checkstest.Forbidden("apps", "daemonsets"))
+			out := f.Run([]checks.Check{observability.MonitoringSystem{}, observability.MonitoringTargets{}}, nil)
+			for id, want := range map[string]checks.Status{"monitoring-system": tc.system, "monitoring-targets": tc.target} {
+				r := checkstest.Result(t, out, id, "")
+				assert.Equal(t, want, r.Status, "%s: %s", id, r.Reason)
+				if want == checks.Error {
+					assert.Contains(t, r.Reason, `cannot list resource "daemonsets"`, id)
+				} else {
+					assert.Contains(t, strings.Join(r.Details, "\n"), "collectors not read:", id)
+				}
+			}
+		})
+	}
+}

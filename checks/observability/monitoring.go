@@ -3,6 +3,7 @@ package observability
 import (
 	"context"
 	_ "embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -182,8 +183,10 @@ type monitoring struct {
 	// prometheuses are the Prometheus Operator's Prometheus objects.
 	prometheuses []*unstructured.Unstructured
 	servers      []server
-	// collectors are the systems' collector workloads found.
-	collectors []collector
+	// collectors are the systems' collector workloads found;
+	// collectorsErr why they could not be listed.
+	collectors    []collector
+	collectorsErr error
 	// instances are the systems' collector objects (VMAgent).
 	instances []instance
 	// scrapes are the scrape configurations of the systems installed;
@@ -304,9 +307,9 @@ func (data monitoringData) find(ctx context.Context, env *checks.Env) (monitorin
 			return m, err
 		}
 	}
-	if m.collectors, err = data.findCollectors(ctx, env); err != nil {
-		return m, err
-	}
+	// A verdict that stands on a server does not need the collectors: a
+	// failed list of them is kept, and matters only where it would.
+	m.collectors, m.collectorsErr = data.findCollectors(ctx, env)
 	for _, sys := range data.Systems {
 		if !slices.Contains(m.installed, sys.Name) {
 			continue
@@ -469,16 +472,20 @@ func prometheusState(p *unstructured.Unstructured) (checks.Condition, bool) {
 func refused(err error) bool { return apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) }
 
 // refusedBehind says whether a read through the service proxy was refused
-// by the server behind it, not by the API server: a 401 (the reader's own
-// credentials were good for every list before it), or a 403 that is not
-// RBAC's refusal of services/proxy. The proxy does not pass the reader's
-// credentials on, so a server behind an authenticating proxy (OpenShift's
-// monitoring, behind kube-rbac-proxy) refuses every such read.
-func refusedBehind(err error) bool {
-	if apierrors.IsUnauthorized(err) {
-		return true
+// by the server behind it, not by the API server: a 401 or 403 whose body
+// is not the API server's own Status (RBAC's refusal of services/proxy is
+// one, kube-rbac-proxy's "Unauthorized" or "Forbidden (user=...)" is
+// plain text). The proxy does not pass the reader's credentials on, so a
+// server behind an authenticating proxy (OpenShift's monitoring) refuses
+// every such read.
+func refusedBehind(err error, body []byte) bool {
+	if !apierrors.IsUnauthorized(err) && !apierrors.IsForbidden(err) {
+		return false
 	}
-	return apierrors.IsForbidden(err) && !strings.Contains(err.Error(), "cannot get resource")
+	var st struct {
+		Kind string `json:"kind"`
+	}
+	return json.Unmarshal(body, &st) != nil || st.Kind != "Status"
 }
 
 // answerOf says what a failed read through a proxy answered: the API

@@ -90,6 +90,12 @@ func (MonitoringSystem) Run(ctx context.Context, env *checks.Env) (checks.Result
 	}
 	r.Details = append(r.Details, unavailable...)
 	r.Table = serversTable(m)
+	if m.collectorsErr != nil {
+		if len(m.servers) == 0 {
+			return r, fmt.Errorf("collectors: %w", m.collectorsErr)
+		}
+		r.Details = append(r.Details, "collectors not read: "+m.collectorsErr.Error())
+	}
 	switch {
 	case len(systems) == 0:
 		r.Finish(checks.Fail, "no monitoring system: none of %s is installed", systemList(data))
@@ -257,7 +263,7 @@ func (MonitoringTargets) Run(ctx context.Context, env *checks.Env) (checks.Resul
 		}
 		body, _, err := env.Cluster.Raw(ctx, s.targetsPath(""))
 		if err != nil {
-			if refusedBehind(err) {
+			if refusedBehind(err, body) {
 				st.unseen = "its API refuses the API server's proxy, which passes no credentials on (" + answerOf(err) + "): its targets cannot be read this way"
 				continue
 			}
@@ -332,6 +338,12 @@ func (MonitoringTargets) Run(ctx context.Context, env *checks.Env) (checks.Resul
 			down = append(down[:maxDownShown:maxDownShown], fmt.Sprintf("and %d more targets not up", len(st.set.down)-maxDownShown))
 		}
 		r.Details = append(r.Details, down...)
+	}
+	if m.collectorsErr != nil {
+		if len(working) == 0 {
+			return r, fmt.Errorf("collectors: %w", m.collectorsErr)
+		}
+		r.Details = append(r.Details, "collectors not read: "+m.collectorsErr.Error())
 	}
 	switch {
 	case len(working) == 0 && len(unseen) == 0 && len(views) == 0:

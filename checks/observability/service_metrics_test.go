@@ -159,26 +159,35 @@ func TestMonitoringTargetsManaged(t *testing.T) {
 // services/proxy in the role) is an Error; a read the server behind the
 // proxy refuses is what could not be seen.
 func TestMonitoringTargetsUnreadable(t *testing.T) {
+	// rbac is the API server's own refusal, as it answers a GET of the
+	// service proxy (and as fixtures/forbidden-nodes.yaml holds it: the
+	// error's message "unknown", the Status in the body).
+	rbac := `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"services \"prometheus-operated:web\" is forbidden: User \"auditor\" cannot get resource \"services/proxy\" in API group \"\" in the namespace \"monitoring\"","reason":"Forbidden","details":{"name":"prometheus-operated:web","kind":"services"},"code":403}`
 	for _, tc := range []struct {
 		name   string
 		err    error
+		body   string
 		status checks.Status
 		reason string
 	}{
-		{"no endpoints", apierrors.NewServiceUnavailable(`no endpoints available for service "prometheus-operated"`), checks.Fail,
+		{"no endpoints", apierrors.NewServiceUnavailable(`no endpoints available for service "prometheus-operated"`), "", checks.Fail,
 			`Prometheus monitoring/prometheus-operated: its API does not answer: no endpoints available for service "prometheus-operated"`},
 		// OpenShift's monitoring stack: kube-rbac-proxy in front of
-		// Prometheus refuses the proxy's read, which carries no token.
-		{"its server asks for credentials", apierrors.NewUnauthorized("Unauthorized"), checks.Warn,
+		// Prometheus refuses the proxy's read, which carries no token, in
+		// plain text.
+		{"its server asks for credentials", apierrors.NewUnauthorized("Unauthorized"), "Unauthorized\n", checks.Warn,
 			"what is scraped cannot be seen in the cluster: Prometheus monitoring/prometheus-operated: its API refuses the API server's proxy, which passes no credentials on (Unauthorized)"},
-		{"its server refuses the anonymous read", apierrors.NewForbidden(schema.GroupResource{}, "", errors.New("Forbidden (user=system:anonymous, verb=get, resource=, subresource=)")), checks.Warn,
+		{"its server refuses the anonymous read", apierrors.NewForbidden(schema.GroupResource{}, "", errors.New("Forbidden (user=system:anonymous, verb=get, resource=, subresource=)")),
+			"Forbidden (user=system:anonymous, verb=get, resource=, subresource=)\n", checks.Warn,
 			"its API refuses the API server's proxy, which passes no credentials on"},
-		{"forbidden", apierrors.NewForbidden(schema.GroupResource{Resource: "services/proxy"}, "prometheus-operated:web", errors.New(`User "auditor" cannot get resource "services/proxy"`)), checks.Error,
+		{"forbidden", apierrors.NewForbidden(schema.GroupResource{Resource: "services/proxy"}, "prometheus-operated:web", errors.New(`User "auditor" cannot get resource "services/proxy"`)), rbac, checks.Error,
+			"targets of monitoring/prometheus-operated:"},
+		{"forbidden, the message in the body", &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: 403, Reason: metav1.StatusReasonForbidden, Message: "unknown"}}, rbac, checks.Error,
 			"targets of monitoring/prometheus-operated:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := checkstest.NewWorld(t).Serve()
-			f.Get = func(string) ([]byte, error) { return nil, tc.err }
+			f.Get = func(string) ([]byte, error) { return []byte(tc.body), tc.err }
 			r := checkstest.Result(t, f.Run([]checks.Check{observability.MonitoringTargets{}}, nil), "monitoring-targets", "")
 			assert.Equal(t, tc.status, r.Status, r.Reason)
 			assert.Contains(t, r.Reason, tc.reason)
