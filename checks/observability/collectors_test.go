@@ -201,6 +201,7 @@ func TestMonitoringTargetsGMP(t *testing.T) {
 			}
 			assert.Contains(t, strings.Join(commands, "\n"), "kubectl get ds -A | grep -E 'NAME|collector'")
 			assert.Contains(t, strings.Join(commands, "\n"), ".monitoring.googleapis.com")
+			assert.Contains(t, strings.Join(commands, "\n"), "UNHEALTHY:.status.endpointStatuses[*].unhealthyTargets")
 		}
 	})
 }

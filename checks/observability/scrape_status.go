@@ -417,9 +417,24 @@ func addViewsEvidence(ctx context.Context, env *checks.Env, r *checks.Result, vi
 				continue
 			}
 			shown = append(shown, c.res.GVR.String())
-			r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{c.res}, AllNamespaces: c.namespaced}, "the scrape configurations of "+v.sys.Name)
+			g := cluster.Get{Resources: []cluster.Resource{c.res}, AllNamespaces: c.namespaced}
+			if p := c.kind.Endpoints; p != "" {
+				// The status judged, which no printer column shows.
+				g.Columns = endpointColumns("."+p, c.namespaced)
+			}
+			r.AddEvidence(ctx, env, g, "the scrape configurations of "+v.sys.Name)
 		}
 	}
+}
+
+// endpointColumns is the custom-columns spec that prints each
+// configuration's endpoint statuses at path.
+func endpointColumns(path string, namespaced bool) string {
+	cols := "NAME:.metadata.name"
+	if namespaced {
+		cols = "NAMESPACE:.metadata.namespace," + cols
+	}
+	return cols + ",ENDPOINTS:" + path + "[*].name,ACTIVE:" + path + "[*].activeTargets,UNHEALTHY:" + path + "[*].unhealthyTargets,UPDATED:" + path + "[*].lastUpdateTime"
 }
 
 // addCollectorsEvidence shows collector workloads, one step per kind.
