@@ -54,7 +54,7 @@ func (AcceleratorNodeGroups) Run(ctx context.Context, env *checks.Env) (checks.R
 		return r, err
 	}
 	groups := a.groups()
-	var room, full, untold []string
+	var room, full, untold, notSeen []string
 	outside := ""
 	if len(groups) > 0 {
 		r.Table = &checks.Table{Header: []string{"AUTOSCALER", "GROUP", "ACCELERATOR", "NODES", "MAXIMUM", "HEALTH"}}
@@ -76,12 +76,13 @@ func (AcceleratorNodeGroups) Run(ctx context.Context, env *checks.Env) (checks.R
 			} else {
 				room = append(room, fmt.Sprintf("%s (%s)", g.name, g.accelerator))
 				if g.outside != "" {
-					r.Details = append(r.Details, fmt.Sprintf("%s: its maximum is not shown in the cluster (%s); it is judged by what the cluster shows", g.name, g.outside))
+					notSeen = append(notSeen, fmt.Sprintf("%s: its maximum is not shown in the cluster (%s); it is judged by what the cluster shows", g.name, g.outside))
 				}
 			}
 		}
 		r.Table.Rows = append(r.Table.Rows, []string{g.by, g.name, acc, g.current, g.max, cmp.Or(g.health, "-")})
 	}
+	r.Details = append(r.Details, notSeen...)
 	if a.ca != nil && a.ca.status == nil {
 		r.Details = append(r.Details, "cluster-autoscaler's status is in the text format of releases before 1.30, whose node groups are not read")
 	}
@@ -94,8 +95,8 @@ func (AcceleratorNodeGroups) Run(ctx context.Context, env *checks.Env) (checks.R
 		r.Finish(checks.Fail, "the autoscaler has no node group: a pod requesting an accelerator stays Pending")
 	case len(room) > 0:
 		r.Finish(checks.Pass, "%s can add accelerator nodes: %s", checks.Plural(len(room), "node group"), checks.CapLines(room, 3, "; "))
-		if len(r.Details) > 0 {
-			r.Reason += "; " + r.Details[len(r.Details)-1]
+		if len(notSeen) > 0 {
+			r.Reason += "; " + notSeen[0]
 		}
 	case len(full) > 0:
 		r.Finish(checks.Warn, "no accelerator node group can grow: %s", checks.CapLines(full, 3, "; "))
