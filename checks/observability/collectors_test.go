@@ -169,6 +169,13 @@ func TestMonitoringTargetsGMP(t *testing.T) {
 			withGMP(pm)(w)
 		}, Status: checks.Fail,
 			Reason: "no PodMonitoring or ClusterPodMonitoring selects a workload of the cluster (1 object)"},
+		{Name: "a selector that does not parse", Edit: func(w *checkstest.World) {
+			pm := podMonitoring()
+			require.NoError(t, unstructured.SetNestedField(pm.Object, map[string]any{"matchExpressions": []any{
+				map[string]any{"key": "app", "operator": "Near", "values": []any{"vllm-qwen"}}}}, "spec", "selector"))
+			withGMP(pm)(w)
+		}, Status: checks.Fail,
+			Reason: "PodMonitoring llm/vllm selects nothing aiconform can name: its spec.selector does not parse"},
 		{Name: "no PodMonitoring", Edit: withGMP(nil), Status: checks.Fail,
 			Reason: "no PodMonitoring or ClusterPodMonitoring selects a workload of the cluster (0 objects)"},
 		{Name: "its collector not ready", Edit: func(w *checkstest.World) {

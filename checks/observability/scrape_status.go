@@ -68,6 +68,8 @@ type configState struct {
 	selected []string
 	// ai are the AI workloads among them, by workload name.
 	ai map[string]int
+	// unreadable says why its selector could not be read.
+	unreadable string
 	// endpoints are its endpoints' scrape status; stale says which are
 	// too old to count.
 	endpoints []endpointStatus
@@ -143,13 +145,15 @@ func readConfig(ctx context.Context, env *checks.Env, data monitoringData, sc sc
 		if err != nil {
 			// A selector the API server accepted and aiconform cannot
 			// read selects nothing it can name.
-			sel = labels.Nothing()
+			cs.unreadable = fmt.Sprintf("its %s does not parse: %v", path, err)
 		}
 	}
 	namespaces, all := configNamespaces(sc)
-	if sel.Empty() && all {
+	switch {
+	case cs.unreadable != "":
+	case sel.Empty() && all:
 		cs.every = true
-	} else {
+	default:
 		var found []target
 		switch sc.kind.Selects {
 		case "pods":
@@ -256,6 +260,10 @@ func (v *collectorView) judge(now time.Time) {
 		if why := c.kind.State.failed(c.obj); why != "" {
 			// Its operator rejected it: it tells the collector nothing.
 			v.warnings = append(v.warnings, fmt.Sprintf("%s is not in effect: %s", c.name(), why))
+			continue
+		}
+		if c.unreadable != "" {
+			v.warnings = append(v.warnings, c.name()+" selects nothing aiconform can name: "+c.unreadable)
 			continue
 		}
 		if !c.selects() {
