@@ -322,8 +322,20 @@ func (GPUDevicePlugin) Run(ctx context.Context, env *checks.Env) (checks.Result,
 		shown = shown[:maxNodeEvidence]
 		note = fmt.Sprintf("%d of %d GPU nodes shown, those with findings first; the summary table covers all", len(shown), len(gpuNodes))
 	}
-	r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Nodes}, Names: shown, Columns: gfdColumns},
-		joinNotes(note, "GPU_PRESENT, GPU_PRODUCT and GPU_COUNT are GPU Feature Discovery's labels"))
+	if nvidiaNodes(gpuNodes) {
+		r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Nodes}, Names: shown, Columns: gfdColumns},
+			joinNotes(note, "GPU_PRESENT, GPU_PRODUCT and GPU_COUNT are GPU Feature Discovery's labels"))
+	} else {
+		// No NVIDIA GPU, no GPU Feature Discovery: the nodes' own
+		// resources, as gpu-allocatable shows them.
+		resSet := map[string]bool{}
+		for _, g := range gpuNodes {
+			for _, res := range g.resources {
+				resSet[string(res)] = true
+			}
+		}
+		r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Nodes}, Names: shown, Columns: gpuColumns(checks.SortedKeys(resSet))}, note)
+	}
 
 	policy, policyWarns := clusterPolicies(ctx, env, &r)
 	warns = append(warns, policyWarns...)
@@ -373,6 +385,21 @@ func acceleratorNodes(nodes []*corev1.Node) []acceleratorNode {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].node.Name < out[j].node.Name })
 	return out
+}
+
+// nvidiaNodes is true when a GPU node has NVIDIA's GPUs, advertised or
+// labelled: GPU Feature Discovery's labels are then worth showing.
+func nvidiaNodes(gs []acceleratorNode) bool {
+	for _, g := range gs {
+		set := map[corev1.ResourceName]bool{}
+		for _, res := range g.resources {
+			set[res] = true
+		}
+		if hasNVIDIA(set) {
+			return true
+		}
+	}
+	return false
 }
 
 func hasNVIDIA(set map[corev1.ResourceName]bool) bool {

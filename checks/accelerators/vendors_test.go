@@ -90,6 +90,19 @@ func TestOtherVendorsNodesAndDevicePlugins(t *testing.T) {
 					}
 				}), Status: checks.Fail, Reason: v.node},
 			}, nil)
+			nodeEvidence := func(t *testing.T, _ checkstest.Case, r checks.Result) {
+				// The nodes are shown with their own resources, not GPU
+				// Feature Discovery's labels of NVIDIA's GPUs.
+				var nodes string
+				for _, e := range r.Evidence {
+					if strings.HasPrefix(e.Command, "kubectl get nodes "+v.node) {
+						nodes = e.Command
+					}
+				}
+				res := string(v.request)
+				assert.Contains(t, nodes, strings.ToUpper(res[strings.LastIndex(res, "/")+1:])+"_CAPACITY:")
+				assert.NotContains(t, nodes, "GPU_PRESENT")
+			}
 			checkstest.RunCases(t, accelerators.GPUDevicePlugin{}, []checkstest.Case{
 				{Name: "its plugin Ready", Edit: with(nil), Status: checks.Pass,
 					Reason: "a Ready device plugin pod on each of 1 GPU node (DaemonSet kube-system/" + v.plugin + ")"},
@@ -99,7 +112,7 @@ func TestOtherVendorsNodesAndDevicePlugins(t *testing.T) {
 					labels := map[string]string{"name": "nvidia-device-plugin-ds"}
 					w.DevicePlugin.Spec.Template.Labels, w.PluginPod.Labels = labels, labels
 				}), Status: checks.Fail, Reason: "node " + v.node + " advertises " + string(v.request)},
-			}, nil)
+			}, nodeEvidence)
 		})
 	}
 }
