@@ -94,6 +94,9 @@ type collectorView struct {
 	// unseen what could not be seen when the cluster shows neither.
 	working, problem, unseen string
 	warnings                 []string
+	// absent is set when the problem is that no collector of it runs: its
+	// CRDs are left, and beside a system that collects, that is no fault.
+	absent bool
 	// active and healthy count the targets its configurations report;
 	// ai the AI workloads among what they select.
 	active, healthy int64
@@ -309,6 +312,7 @@ func (v *collectorView) judge(now time.Time) {
 	switch {
 	case len(sys.Collectors) > 0 && len(v.collectors) == 0 && v.healthy == 0:
 		v.problem = fmt.Sprintf("no collector of it runs (%s)", collectorHint(sys))
+		v.absent = true
 	case len(v.collectors) > 0 && readyPods == 0 && v.healthy == 0:
 		v.problem = "its collectors have no ready pod: " + strings.Join(running, ", ")
 	case len(sys.Scrapes) == 0:

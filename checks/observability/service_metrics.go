@@ -76,7 +76,9 @@ func (MonitoringSystem) Run(ctx context.Context, env *checks.Env) (checks.Result
 		}
 	}
 	systems := m.systemNames()
-	// Systems installed whose collectors are known, none of which runs.
+	// Systems installed whose collectors are known, none of which runs:
+	// CRDs left behind are no fault beside a system that collects.
+	var idle []string
 	allCollectors := len(systems) > 0
 	for _, name := range systems {
 		sys := data.system(name)
@@ -85,10 +87,10 @@ func (MonitoringSystem) Run(ctx context.Context, env *checks.Env) (checks.Result
 			continue
 		}
 		if len(m.collectorsOf(name)) == 0 {
-			unavailable = append(unavailable, fmt.Sprintf("%s is installed but no collector of it runs (%s)", name, collectorHint(sys)))
+			idle = append(idle, fmt.Sprintf("%s is installed but no collector of it runs (%s)", name, collectorHint(sys)))
 		}
 	}
-	r.Details = append(r.Details, unavailable...)
+	r.Details = append(append(r.Details, unavailable...), idle...)
 	r.Table = serversTable(m)
 	if m.collectorsErr != nil {
 		if len(m.servers) == 0 {
@@ -100,7 +102,7 @@ func (MonitoringSystem) Run(ctx context.Context, env *checks.Env) (checks.Result
 	case len(systems) == 0:
 		r.Finish(checks.Fail, "no monitoring system: none of %s is installed", systemList(data))
 	case allCollectors && !collecting:
-		r.Finish(checks.Fail, "no monitoring system runs a collector: %s", checks.CapLines(unavailable, 3, "; "))
+		r.Finish(checks.Fail, "no monitoring system runs a collector: %s", checks.CapLines(append(idle, unavailable...), 3, "; "))
 	case len(m.prometheuses) > 0 && len(available) == 0 && len(m.servers) == 0 && !collecting:
 		r.Finish(checks.Fail, "the Prometheus Operator runs no available Prometheus: %s", checks.CapLines(unavailable, 3, "; "))
 	case len(systems) == 1 && systems[0] == "Prometheus Operator" && len(m.prometheuses) == 0 && len(m.servers) == 0:
@@ -292,7 +294,9 @@ func (MonitoringTargets) Run(ctx context.Context, env *checks.Env) (checks.Resul
 	addTargetsEvidence(ctx, env, &r, results)
 	addViewsEvidence(ctx, env, &r, views)
 
-	var working, failing, warnings, unseen []string
+	// idle are systems installed that run no collector: a fault only
+	// when nothing else collects.
+	var working, failing, warnings, unseen, idle []string
 	aiTargets := 0
 	for _, st := range results {
 		if st.unseen != "" {
@@ -324,6 +328,8 @@ func (MonitoringTargets) Run(ctx context.Context, env *checks.Env) (checks.Resul
 			for _, n := range v.ai {
 				aiTargets += n
 			}
+		case v.absent:
+			idle = append(idle, v.sys.Name+": "+v.problem)
 		case v.problem != "":
 			failing = append(failing, v.sys.Name+": "+v.problem)
 		default:
@@ -338,6 +344,11 @@ func (MonitoringTargets) Run(ctx context.Context, env *checks.Env) (checks.Resul
 			down = append(down[:maxDownShown:maxDownShown], fmt.Sprintf("and %d more targets not up", len(st.set.down)-maxDownShown))
 		}
 		r.Details = append(r.Details, down...)
+	}
+	if len(working) == 0 && len(unseen) == 0 {
+		failing = append(failing, idle...)
+	} else {
+		r.Details = append(r.Details, idle...)
 	}
 	if m.collectorsErr != nil {
 		if len(working) == 0 {
