@@ -110,6 +110,34 @@ func TestJudgeIsolation(t *testing.T) {
 	}
 }
 
+// On a TPU node the holders' VFIO groups are their TPUs: two holders of a
+// chip each, and a container asking for none that sees no group, pass; a
+// bystander that sees a holder's group fails, as it would on a GPU node.
+func TestJudgeIsolationTPU(t *testing.T) {
+	plan := devicePlan{node: "tpu-node-1", res: "google.com/tpu", free: 4}
+	views := func() map[string]deviceView {
+		return map[string]deviceView{
+			podA + "/" + holder: view(t, "tpu-holder"), podA + "/" + bystander: view(t, "tpu-bystander"),
+			podB + "/" + holder: view(t, "tpu-holder-b"), podNone + "/" + bystander: view(t, "tpu-bystander"),
+		}
+	}
+	st, why := judgeIsolation(views(), plan)
+	assert.Equal(t, checks.Pass, st, why)
+	assert.Contains(t, why, "each container holding one google.com/tpu saw exactly one (aiconform-devices-a/holder /dev/vfio/2 (244:2); aiconform-devices-b/holder /dev/vfio/3 (244:3))")
+
+	leaky := views()
+	leaky[podA+"/"+bystander] = view(t, "tpu-holder")
+	st, why = judgeIsolation(leaky, plan)
+	assert.Equal(t, checks.Fail, st, why)
+	assert.Contains(t, why, "container aiconform-devices-a/bystander asks for no accelerator but sees /dev/vfio/2 (244:2)")
+
+	shared := views()
+	shared[podB+"/"+holder] = view(t, "tpu-holder")
+	st, why = judgeIsolation(shared, plan)
+	assert.Equal(t, checks.Fail, st, why)
+	assert.Contains(t, why, "both see /dev/vfio/2 (244:2)")
+}
+
 func TestIsDevicePath(t *testing.T) {
 	for path, want := range map[string]bool{
 		"/": true, "/dev": true, "/dev/": true, "/dev/nvidia0": true, "/dev/nvidiactl": true, "/dev/dri": true,
