@@ -207,7 +207,8 @@ func TestLocateOperatorsAnywhere(t *testing.T) {
 
 // An install whose pod template has only the kubebuilder scaffold's label
 // (AIBrix's and the NIM Operator's config/ manifests) is found by the
-// Lease its pod holds, and by no other profile.
+// Lease its pod holds, and by no other profile; the KubeRay that AIBrix's
+// config/dependency puts in the same namespace stays KubeRay's.
 func TestLocateScaffoldInstallByLease(t *testing.T) {
 	for _, tc := range []struct{ profile, deployment, lease string }{
 		{"aibrix", "aibrix-controller-manager", "aibrix-controller-manager"},
@@ -217,15 +218,20 @@ func TestLocateScaffoldInstallByLease(t *testing.T) {
 			scaffold := map[string]string{"control-plane": "controller-manager"}
 			ns := "platform"
 			pod := tc.deployment + "-6d9f8-x2b7q"
+			kuberay := map[string]string{"app.kubernetes.io/name": "kuberay-operator", "app.kubernetes.io/instance": "kuberay-operator",
+				"app.kubernetes.io/component": "kuberay-operator"}
 			w := &checkstest.World{
-				Deployments: []*appsv1.Deployment{checkstest.AvailableDeployment(ns, tc.deployment, scaffold, "example/manager:v1")},
-				Pods:        []*corev1.Pod{checkstest.ReadyPod(ns, pod, scaffold, "cpu-node-1")},
+				Deployments: []*appsv1.Deployment{
+					checkstest.AvailableDeployment(ns, tc.deployment, scaffold, "example/manager:v1"),
+					checkstest.AvailableDeployment(ns, "aibrix-kuberay-operator", kuberay, "quay.io/kuberay/operator:v1.2.1"),
+				},
+				Pods: []*corev1.Pod{checkstest.ReadyPod(ns, pod, scaffold, "cpu-node-1")},
 				Lease: &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: tc.lease},
 					Spec: coordinationv1.LeaseSpec{HolderIdentity: checkstest.Ptr(pod + "_4f1c2a9e-8d7b-4c3e-9a61-0b5e2d7f8c14")}},
 			}
 			var crds []*apiextensionsv1.CustomResourceDefinition
 			for _, c := range realControllers {
-				if c.profile == tc.profile || c.profile == "kueue" {
+				if c.profile == tc.profile || c.profile == "kueue" || c.profile == "kuberay" {
 					crds = append(crds, checkstest.ServedCRD(c.crd, c.kind))
 				}
 			}
@@ -255,13 +261,21 @@ func TestLocateScaffoldInstallByLease(t *testing.T) {
 				if !d.Found {
 					continue
 				}
-				if d.Profile.Name != tc.profile {
+				switch d.Profile.Name {
+				case tc.profile:
+				case "kuberay":
+					require.NotNil(t, d.Install)
+					assert.Equal(t, ns+"/aibrix-kuberay-operator", d.Install.Namespace+"/"+d.Install.Deployment)
+					assert.Empty(t, d.Install.Others)
+					continue
+				default:
 					// Kueue's selector names kueue beside the scaffold's label.
 					assert.Nil(t, d.Install, "%s claimed %s's controller", d.Profile.Name, tc.profile)
 					continue
 				}
 				require.NotNil(t, d.Install)
 				assert.Equal(t, ns+"/"+tc.deployment, d.Install.Namespace+"/"+d.Install.Deployment)
+				assert.Empty(t, d.Install.Others, "KubeRay's controller claimed beside %s's", tc.profile)
 				assert.Equal(t, []string{fmt.Sprintf("its pod %s holds Lease %s/%s", pod, ns, tc.lease)}, d.Install.FoundBy)
 			}
 		})
