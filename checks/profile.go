@@ -23,8 +23,13 @@ type Profile struct {
 	// any of them has the operator.
 	Groups []string `yaml:"groups"`
 	// CRDs must all be present, Established and NamesAccepted.
-	CRDs       []string   `yaml:"crds"`
-	Controller Controller `yaml:"controller"`
+	CRDs []string `yaml:"crds"`
+	// Served, by CRD name, is a version the CRD must serve for the
+	// profile to be found by it: a CRD name two operators share, each
+	// with versions of its own (the MPI Operator's mpijobs.kubeflow.org
+	// serves v2beta1, the Training Operator's v1).
+	Served     map[string]string `yaml:"served"`
+	Controller Controller        `yaml:"controller"`
 	// Webhooks are the names the operator's installers (kustomize, Helm)
 	// give its webhook configurations, validating or mutating: a webhook in
 	// one of them is the operator's. Webhooks served from the controller's
@@ -255,6 +260,11 @@ func (p *Profile) validate(doc *yaml.Node) error {
 	for _, c := range p.CRDs {
 		if !p.ownsCRD(c) {
 			return bad("crds", "crd %q is not in the profile's groups %v", c, p.Groups)
+		}
+	}
+	for crd, v := range p.Served {
+		if !Contains(p.CRDs, crd) || v == "" {
+			return bad("served", "served: %q must be one of the profile's crds, with a version", crd)
 		}
 	}
 	if p.Controller.Selector == "" {

@@ -3,7 +3,6 @@ package checks_test
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/aiconform/aiconform/checks"
@@ -45,7 +44,13 @@ var realControllers = []operatorPod{
 		labels: map[string]string{"app": "ml-pipeline-scheduledworkflow", "application-crd-id": "kubeflow-pipelines"}},
 	{profile: "nim-operator", deployment: "nim-operator-k8s-nim-operator", crd: gvr("apps.nvidia.com", "v1alpha1", "nimservices"), kind: "NIMService",
 		labels: map[string]string{"control-plane": "controller-manager", "app.kubernetes.io/name": "k8s-nim-operator", "app.kubernetes.io/instance": "nim-operator"}},
-	{profile: "spark-operator", deployment: "analytics-spark-operator-controller", crd: gvr("sparkoperator.k8s.io", "v1beta2", "sparkapplications"), kind: "SparkApplication",
+	{profile: "volcano", deployment: "volcano-scheduler", crd: gvr("scheduling.volcano.sh", "v1beta1", "podgroups"), kind: "PodGroup",
+		labels: map[string]string{"app": "volcano-scheduler"}},
+	{profile: "coscheduling", deployment: "scheduler-plugins-controller", crd: gvr("scheduling.x-k8s.io", "v1alpha1", "podgroups"), kind: "PodGroup",
+		labels: map[string]string{"app": "scheduler-plugins-controller"}},
+	// No profile yet: a SparkApplication reports its state in a field, not
+	// in conditions, which crs-reconciled cannot judge.
+	{deployment: "analytics-spark-operator-controller",
 		labels: map[string]string{"app.kubernetes.io/name": "spark-operator", "app.kubernetes.io/instance": "analytics", "app.kubernetes.io/component": "controller"}},
 	{profile: "mpi-operator", deployment: "mpi-operator", crd: gvr("kubeflow.org", "v2beta1", "mpijobs"), kind: "MPIJob",
 		labels: map[string]string{"app": "mpi-operator", "app.kubernetes.io/component": "mpijob", "app.kubernetes.io/name": "mpi-operator", "kustomize.component": "mpi-operator"}},
@@ -71,15 +76,11 @@ var realControllers = []operatorPod{
 
 // newProfiles are the profiles of the operators that accepted submissions
 // name.
-var newProfiles = []string{"aibrix", "dynamo", "kaito", "kubeflow-pipelines", "mpi-operator", "nim-operator", "spark-operator"}
+var newProfiles = []string{"aibrix", "coscheduling", "dynamo", "kaito", "kubeflow-pipelines", "mpi-operator", "nim-operator", "volcano"}
 
 func gvr(group, version, resource string) schema.GroupVersionResource {
 	return schema.GroupVersionResource{Group: group, Version: version, Resource: resource}
 }
-
-// noResources are the profiles that name no custom resource kind, each for
-// a reason its file gives.
-var noResources = []string{"spark-operator"}
 
 // Every built-in profile loads, validates, and says how to find and judge
 // its operator.
@@ -103,8 +104,6 @@ func TestProfileCatalog(t *testing.T) {
 			switch {
 			case !p.CandidateFor("robust_controller"):
 				// A gang scheduler's profile judges no operator's resources.
-			case checks.Contains(noResources, p.Name):
-				assert.Empty(t, p.Resources)
 			default:
 				assert.NotEmpty(t, p.Resources, "crs-reconciled needs a kind to judge")
 			}
@@ -173,10 +172,6 @@ func TestLocateOperatorsAnywhere(t *testing.T) {
 		ns := "ops-" + c.profile
 		if c.profile == "" {
 			ns = "ops-other"
-		}
-		if strings.Contains(c.deployment, "spark-operator") {
-			// The webhook server beside the controller, as the chart has it.
-			ns = "ops-spark-operator"
 		}
 		w.Deployments = append(w.Deployments, checkstest.AvailableDeployment(ns, c.deployment, c.labels, "example/controller:v1"))
 		if c.profile != "" {
@@ -280,4 +275,23 @@ func TestLocateScaffoldInstallByLease(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The Training Operator's mpijobs.kubeflow.org serves v1, the MPI
+// Operator's v2beta1: one CRD name, two operators. A cluster serving the
+// v1 CRD has the Training Operator's MPIJob, not the MPI Operator.
+func TestMPIOperatorFoundByItsVersion(t *testing.T) {
+	ps := checkstest.BuiltinProfiles(t)
+	for _, version := range []string{"v1", "v2beta1"} {
+		w := &checkstest.World{CRDs: []*apiextensionsv1.CustomResourceDefinition{checkstest.ServedCRD(gvr("kubeflow.org", version, "mpijobs"), "MPIJob")}}
+		dets, err := checks.Detect(context.Background(), w.Serve().Cache(), ps)
+		require.NoError(t, err)
+		for _, d := range dets {
+			if d.Profile.Name == "mpi-operator" {
+				assert.Equal(t, version == "v2beta1", d.Found, "mpijobs serving %s", version)
+			}
+		}
+	}
+	_, err := checks.ParseProfiles("p.yaml", []byte("name: p\ntitle: P\ngroups: [g.io]\ncrds: [as.g.io]\nserved: {bs.g.io: v1}\ncontroller: {selector: app=p}\n"))
+	assert.ErrorContains(t, err, `served: "bs.g.io" must be one of the profile's crds`)
 }

@@ -257,7 +257,7 @@ func Detect(ctx context.Context, c *cluster.Cache, profiles []*Profile) ([]Detec
 				// A group can be shared (kubeflow.org holds training jobs,
 				// notebooks and Katib): a profile that names its CRDs is
 				// found by them, not by its group alone.
-				if len(p.CRDs) == 0 || Contains(p.CRDs, crd.Name) {
+				if len(p.CRDs) == 0 || Contains(p.CRDs, crd.Name) && serves(crd, p.Served[crd.Name]) {
 					dets[i].Found = true
 				}
 			}
@@ -294,6 +294,20 @@ func Detect(ctx context.Context, c *cluster.Cache, profiles []*Profile) ([]Detec
 		}
 	}
 	return out, nil
+}
+
+// serves is true when the CRD serves version, or when no version is asked
+// for.
+func serves(crd *apiextensionsv1.CustomResourceDefinition, version string) bool {
+	if version == "" {
+		return true
+	}
+	for _, v := range crd.Spec.Versions {
+		if v.Name == version && v.Served {
+			return true
+		}
+	}
+	return false
 }
 
 func listCRDs(ctx context.Context, c *cluster.Cache) ([]*apiextensionsv1.CustomResourceDefinition, error) {
