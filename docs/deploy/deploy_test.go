@@ -8,8 +8,10 @@ import (
 	"bufio"
 	"bytes"
 	"os"
+	"slices"
 	"testing"
 
+	"github.com/aiconform/aiconform/checks"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	batchv1 "k8s.io/api/batch/v1"
@@ -108,4 +110,32 @@ func TestManifests(t *testing.T) {
 	require.NotNil(t, rule.OnExitCodes)
 	assert.Equal(t, c.Name, *rule.OnExitCodes.ContainerName)
 	assert.Equal(t, []int32{1}, rule.OnExitCodes.Values)
+}
+
+// The read-only role reads every built-in profile's custom resources: a
+// profile added without its groups here would be judged Error (Forbidden)
+// wherever aiconform runs as this role.
+func TestReaderReadsEveryProfile(t *testing.T) {
+	var reader *rbacv1.ClusterRole
+	for _, obj := range objects(t, "../rbac/aiconform-reader.yaml") {
+		if r, ok := obj.(*rbacv1.ClusterRole); ok {
+			reader = r
+		}
+	}
+	require.NotNil(t, reader)
+	readable := map[string]bool{}
+	for _, r := range reader.Rules {
+		if slices.Contains(r.Resources, "*") && slices.Contains(r.Verbs, "list") {
+			for _, g := range r.APIGroups {
+				readable[g] = true
+			}
+		}
+	}
+	profiles, err := checks.BuiltinProfiles()
+	require.NoError(t, err)
+	for _, p := range profiles {
+		for _, g := range p.Groups {
+			assert.True(t, readable[g], "profile %s: the reader cannot list the resources of %s", p.Name, g)
+		}
+	}
 }
