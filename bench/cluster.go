@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/aiconform/aiconform/rig"
+	"github.com/aiconform/aiconform/simulate"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -81,7 +82,7 @@ type Objects struct {
 	// Targets are what the Prometheus server in front of which Services
 	// has monitoring/prometheus-server reports scraping: every node's
 	// exporter.
-	Targets []rig.PrometheusTarget
+	Targets []simulate.PrometheusTarget
 }
 
 // PrometheusTargetsPath is where the Prometheus server's targets are
@@ -173,7 +174,7 @@ var nodeExporterAgent = agent{"monitoring", "node-exporter", "quay.io/prometheus
 // others a log shipper. GPU nodes run NVIDIA's DCGM Exporter where the
 // others run the node exporter, so that every node runs as many pods.
 var (
-	dcgmAgent = agent{"gpu-operator", "nvidia-dcgm-exporter", "nvcr.io/nvidia/k8s/dcgm-exporter:4.2.3-4.1.3-ubuntu22.04", rig.DCGMExporterPort}
+	dcgmAgent = agent{"gpu-operator", "nvidia-dcgm-exporter", "nvcr.io/nvidia/k8s/dcgm-exporter:4.2.3-4.1.3-ubuntu22.04", simulate.DCGMExporterPort}
 	gpuAgent  = agent{"gpu-operator", "nvidia-device-plugin-daemonset", "nvcr.io/nvidia/k8s-device-plugin:v0.17.2", 2112}
 	logAgent  = agent{"logging", "fluent-bit", "cr.fluentbit.io/fluent/fluent-bit:4.0.3", 2020}
 )
@@ -234,15 +235,15 @@ func Workload(size Size, now time.Time) *Objects {
 			objs.Pods = append(objs.Pods, p)
 			switch a {
 			case dcgmAgent:
-				objs.Targets = append(objs.Targets, rig.PodTarget("gpu-metrics", int(a.port), p, now))
+				objs.Targets = append(objs.Targets, simulate.PodTarget("gpu-metrics", int(a.port), p, now))
 			case nodeExporterAgent:
-				objs.Targets = append(objs.Targets, rig.PodTarget("node-exporter", int(a.port), p, now))
+				objs.Targets = append(objs.Targets, simulate.PodTarget("node-exporter", int(a.port), p, now))
 			}
 			if a == dcgmAgent {
 				addr := netip.AddrPortFrom(netip.MustParseAddr(p.Status.PodIP), uint16(a.port))
 				objs.Metrics = append(objs.Metrics, Metrics{Addr: addr,
 					Path: fmt.Sprintf("/api/v1/namespaces/%s/pods/%s:%d/proxy/metrics", p.Namespace, p.Name, a.port),
-					Body: rig.DCGMMetrics(n.Name, 8, rig.GPUDriverVersion)})
+					Body: simulate.DCGMMetrics(n.Name, 8, rig.GPUDriverVersion)})
 			}
 		}
 	}

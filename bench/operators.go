@@ -19,7 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/aiconform/aiconform/fixtures/scenarios"
-	"github.com/aiconform/aiconform/rig"
+	"github.com/aiconform/aiconform/simulate"
 )
 
 // Operators are KServe, KubeRay and Kueue installed and healthy, as the
@@ -118,7 +118,7 @@ func Operators(now time.Time, cpuNode, gpuNode *corev1.Node) (*Objects, error) {
 		opContainer("kserve-container", "kserve/sklearnserver:v0.15.0", 0))
 	o.addWorkload(pred)
 	// The Prometheus server scrapes the model.
-	o.Targets = append(o.Targets, rig.PodTarget("kserve-models", 8080, pred.pods[0], now))
+	o.Targets = append(o.Targets, simulate.PodTarget("kserve-models", 8080, pred.pods[0], now))
 	predSvc := g.service("models", "sklearn-iris-predictor", predictorLabels, map[string]string{"app": "isvc.sklearn-iris-predictor"}, 80)
 	predSvc.OwnerReferences = []metav1.OwnerReference{isvcOwner}
 	o.addService(predSvc, 8080, pred.pods...)

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/aiconform/aiconform/cluster"
-	"github.com/aiconform/aiconform/rig"
+	"github.com/aiconform/aiconform/simulate"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -49,7 +49,7 @@ type Source struct {
 	byNS       map[schema.GroupVersionResource]map[string][]runtime.Object
 	podsByNode map[string][]runtime.Object
 	raw        map[string][]byte
-	targets    []rig.PrometheusTarget
+	targets    []simulate.PrometheusTarget
 
 	mu    sync.Mutex
 	calls Calls
@@ -246,7 +246,7 @@ func (s *Source) Raw(_ context.Context, path string) ([]byte, time.Time, error) 
 		if err != nil {
 			return nil, s.Now(), apierrors.NewBadRequest(err.Error())
 		}
-		return rig.PrometheusTargets(s.targets, q), s.Now(), nil
+		return simulate.PrometheusTargets(s.targets, q), s.Now(), nil
 	}
 	body, ok := s.raw[path]
 	if !ok {

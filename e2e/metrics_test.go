@@ -16,6 +16,7 @@ import (
 	"github.com/aiconform/aiconform/e2e/framework"
 	"github.com/aiconform/aiconform/report"
 	"github.com/aiconform/aiconform/rig"
+	"github.com/aiconform/aiconform/simulate"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
@@ -50,12 +51,12 @@ func TestAcceleratorMetricsOnRig(t *testing.T) {
 			Template: corev1.PodTemplateSpec{
 				// Annotated for the kubernetes-pods job of the Prometheus
 				// installed below.
-				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: scrapeOn(rig.DCGMExporterPort)},
+				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: scrapeOn(simulate.DCGMExporterPort)},
 				Spec: corev1.PodSpec{
 					NodeSelector: map[string]string{"nvidia.com/gpu.present": "true"},
 					Tolerations:  []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
 					Containers: []corev1.Container{{Name: "nvidia-dcgm-exporter", Image: "nvcr.io/nvidia/k8s/dcgm-exporter:4.2.3-4.1.3-ubuntu22.04",
-						Ports: []corev1.ContainerPort{{Name: "metrics", ContainerPort: rig.DCGMExporterPort}}}},
+						Ports: []corev1.ContainerPort{{Name: "metrics", ContainerPort: simulate.DCGMExporterPort}}}},
 				},
 			},
 		},
@@ -73,9 +74,9 @@ func TestAcceleratorMetricsOnRig(t *testing.T) {
 	ip, err := netip.ParseAddr(pod.Status.PodIP)
 	require.NoError(t, err)
 	require.True(t, rig.VirtualRange.Contains(ip), "kwok gave the exporter pod %s, outside the virtual range", ip)
-	metrics := rig.MetricsHandler(rig.DCGMMetrics(rig.GPUNodeName, rig.GPUCount, rig.GPUDriverVersion))
+	metrics := simulate.MetricsHandler(simulate.DCGMMetrics(rig.GPUNodeName, rig.GPUCount, rig.GPUDriverVersion))
 	var broken, mapping atomic.Bool
-	require.NoError(t, c.ServeVirtual(netip.AddrPortFrom(ip, rig.DCGMExporterPort), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	require.NoError(t, c.ServeVirtual(netip.AddrPortFrom(ip, simulate.DCGMExporterPort), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if broken.Load() {
 			http.Error(w, "DCGM: failed to connect to the host engine", http.StatusInternalServerError)
 			return
@@ -86,8 +87,8 @@ func TestAcceleratorMetricsOnRig(t *testing.T) {
 			held, err := cs.CoreV1().Pods("").List(r.Context(), metav1.ListOptions{LabelSelector: "aiconform.io/load", FieldSelector: "spec.nodeName=" + rig.GPUNodeName})
 			if err == nil && len(held.Items) == 1 && held.Items[0].Status.Phase == corev1.PodRunning {
 				p := held.Items[0]
-				rig.MetricsHandler(rig.DCGMMetrics(rig.GPUNodeName, rig.GPUCount, rig.GPUDriverVersion,
-					rig.DCGMHolder{GPU: 0, Namespace: p.Namespace, Pod: p.Name, Container: p.Spec.Containers[0].Name, Util: 100})).ServeHTTP(w, r)
+				simulate.MetricsHandler(simulate.DCGMMetrics(rig.GPUNodeName, rig.GPUCount, rig.GPUDriverVersion,
+					simulate.DCGMHolder{GPU: 0, Namespace: p.Namespace, Pod: p.Name, Container: p.Spec.Containers[0].Name, Util: 100})).ServeHTTP(w, r)
 				return
 			}
 		}
@@ -191,7 +192,7 @@ func serviceMetricsOnRig(ctx context.Context, t *testing.T, c *rig.Cluster, cs k
 	}))
 	ip, err := netip.ParseAddr(model.Status.PodIP)
 	require.NoError(t, err)
-	metrics := rig.MetricsHandler([]byte("# HELP request_predict_seconds_count Predictions served.\n# TYPE request_predict_seconds_count counter\nrequest_predict_seconds_count{model_name=\"sklearn-iris\"} 42\n"))
+	metrics := simulate.MetricsHandler([]byte("# HELP request_predict_seconds_count Predictions served.\n# TYPE request_predict_seconds_count counter\nrequest_predict_seconds_count{model_name=\"sklearn-iris\"} 42\n"))
 	var broken atomic.Bool
 	require.NoError(t, c.ServeVirtual(netip.AddrPortFrom(ip, 8080), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if broken.Load() {

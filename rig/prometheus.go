@@ -185,7 +185,7 @@ func (p *Prometheus) WaitUp(ctx context.Context, n int) error {
 		defer func() { _ = resp.Body.Close() }()
 		var a struct {
 			Data struct {
-				ActiveTargets []PrometheusTarget `json:"activeTargets"`
+				ActiveTargets []simulate.PrometheusTarget `json:"activeTargets"`
 			} `json:"data"`
 		}
 		if err := json.NewDecoder(resp.Body).Decode(&a); err != nil {

@@ -61,6 +61,7 @@ import (
 	"github.com/aiconform/aiconform/fixtures/scenarios"
 	"github.com/aiconform/aiconform/report"
 	"github.com/aiconform/aiconform/rig"
+	"github.com/aiconform/aiconform/simulate"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	appsv1 "k8s.io/api/apps/v1"
@@ -199,7 +200,7 @@ func run() (err error) {
 	// What the GPU nodes' DCGM Exporter pods serve, behind their addresses,
 	// for the API server's pod proxy.
 	for _, mt := range objs.Metrics {
-		if err := c.ServeVirtual(mt.Addr, rig.MetricsHandler(mt.Body)); err != nil {
+		if err := c.ServeVirtual(mt.Addr, simulate.MetricsHandler(mt.Body)); err != nil {
 			return err
 		}
 	}

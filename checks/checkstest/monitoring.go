@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/aiconform/aiconform/rig"
+	"github.com/aiconform/aiconform/simulate"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -59,7 +59,7 @@ func PrometheusService(namespace string) *corev1.Service {
 const PrometheusTargetsPath = "/api/v1/namespaces/monitoring/services/prometheus-operated:web/proxy/api/v1/targets"
 
 // Target is an active target of the world's Prometheus.
-type Target = rig.PrometheusTarget
+type Target = simulate.PrometheusTarget
 
 // PodTarget is a target a PodMonitor's Kubernetes discovery found in pool:
 // the pod at addr with labels, up and last scraped a moment before JudgeAt.
@@ -74,5 +74,5 @@ func PodTarget(pool, namespace, pod, addr string, labels map[string]string) Targ
 	}
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: pod, Labels: labels},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: host}}
-	return rig.PodTarget(pool, n, p, JudgeAt.Add(-5*time.Second))
+	return simulate.PodTarget(pool, n, p, JudgeAt.Add(-5*time.Second))
 }

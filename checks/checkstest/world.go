@@ -20,7 +20,7 @@ import (
 
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/cluster"
-	"github.com/aiconform/aiconform/rig"
+	"github.com/aiconform/aiconform/simulate"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -278,7 +278,7 @@ func NewWorld(t testing.TB) *World {
 	dcgmPod.OwnerReferences = Owner("DaemonSet", dcgm.Name, dcgm.UID)
 	w.ExtraDaemonSets = append(w.ExtraDaemonSets, dcgm)
 	w.Pods = append(w.Pods, dcgmPod)
-	w.Raw = map[string]string{DCGMPath: string(rig.DCGMMetrics("gpu-node-1", 8, "570.124.06"))}
+	w.Raw = map[string]string{DCGMPath: string(simulate.DCGMMetrics("gpu-node-1", 8, "570.124.06"))}
 
 	// The Prometheus Operator runs a Prometheus that discovers the DCGM
 	// Exporter and a KServe model's predictor.
@@ -644,7 +644,7 @@ func (f *FakeCluster) get(_ context.Context, path string) ([]byte, error) {
 		if err != nil {
 			return nil, apierrors.NewBadRequest(err.Error())
 		}
-		return rig.PrometheusTargets(f.targets, q), nil
+		return simulate.PrometheusTargets(f.targets, q), nil
 	}
 	body, ok := f.raw[path]
 	if !ok {

@@ -10,7 +10,7 @@ import (
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/checks/checkstest"
 	"github.com/aiconform/aiconform/checks/observability"
-	"github.com/aiconform/aiconform/rig"
+	"github.com/aiconform/aiconform/simulate"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -57,7 +57,7 @@ func TestAcceleratorMetrics(t *testing.T) {
 		{Name: "its pod not Ready", Edit: func(w *checkstest.World) { dcgmPod(w).Status.Conditions[1].Status = corev1.ConditionUnknown }, Status: checks.Fail,
 			Reason: "node gpu-node-1: exporter pod gpu-operator/nvidia-dcgm-exporter-x7k2p is Running, not Ready"},
 		{Name: "two GPUs without series", Edit: func(w *checkstest.World) {
-			w.Raw[checkstest.DCGMPath] = string(rig.DCGMMetrics("gpu-node-1", 6, "570.124.06"))
+			w.Raw[checkstest.DCGMPath] = string(simulate.DCGMMetrics("gpu-node-1", 6, "570.124.06"))
 		}, Status: checks.Fail,
 			Reason:  "node gpu-node-1: NVIDIA DCGM Exporter (nvidia-dcgm-exporter-x7k2p) serves utilization series for 6 of 8 accelerators, memory series for 6 of 8 accelerators",
 			Details: []string{"node gpu-node-1: NVIDIA DCGM Exporter (nvidia-dcgm-exporter-x7k2p) serves utilization series for 6 of 8 accelerators, memory series for 6 of 8 accelerators"}},

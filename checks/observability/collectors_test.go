@@ -9,7 +9,7 @@ import (
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/checks/checkstest"
 	"github.com/aiconform/aiconform/checks/observability"
-	"github.com/aiconform/aiconform/rig"
+	"github.com/aiconform/aiconform/simulate"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
@@ -280,8 +280,8 @@ func withVictoriaMetrics(w *checkstest.World) {
 
 // vmagentTarget is the target vmagent reports of the vLLM pod, with its
 // discovered labels dropped (-promscrape.dropOriginalLabels).
-func vmagentTarget(health, lastError string) rig.PrometheusTarget {
-	return rig.PrometheusTarget{
+func vmagentTarget(health, lastError string) simulate.PrometheusTarget {
+	return simulate.PrometheusTarget{
 		DiscoveredLabels: map[string]string{},
 		Labels:           map[string]string{"job": "podScrape/llm/vllm/0", "instance": "10.244.2.21:8000", "namespace": "llm", "pod": "vllm-qwen-0"},
 		ScrapePool:       "podScrape/llm/vllm/0", ScrapeURL: "http://10.244.2.21:8000/metrics",
@@ -292,13 +292,13 @@ func vmagentTarget(health, lastError string) rig.PrometheusTarget {
 func TestMonitoringTargetsVictoriaMetrics(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		targets []rig.PrometheusTarget
+		targets []simulate.PrometheusTarget
 		status  checks.Status
 		reason  string
 	}{
-		{"vmagent scrapes the model", []rig.PrometheusTarget{vmagentTarget("up", "")}, checks.Pass,
+		{"vmagent scrapes the model", []simulate.PrometheusTarget{vmagentTarget("up", "")}, checks.Pass,
 			"monitoring/vmagent-vm scrapes 1 of 1 active targets, 1 discovered in the cluster; AI workloads: vLLM 1"},
-		{"its target down", []rig.PrometheusTarget{vmagentTarget("down", "connection refused")}, checks.Fail,
+		{"its target down", []simulate.PrometheusTarget{vmagentTarget("down", "connection refused")}, checks.Fail,
 			"Prometheus monitoring/vmagent-vm: none of its 1 target is up"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -312,7 +312,7 @@ func TestMonitoringTargetsVictoriaMetrics(t *testing.T) {
 				}
 				q, err := url.ParseQuery(query)
 				require.NoError(t, err)
-				return rig.PrometheusTargets(tc.targets, q), nil
+				return simulate.PrometheusTargets(tc.targets, q), nil
 			}
 			r := checkstest.Result(t, f.Run([]checks.Check{observability.MonitoringTargets{}}, nil), "monitoring-targets", "")
 			assert.Equal(t, tc.status, r.Status, r.Reason)

@@ -12,7 +12,7 @@ import (
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/checks/checkstest"
 	"github.com/aiconform/aiconform/probe"
-	"github.com/aiconform/aiconform/rig"
+	"github.com/aiconform/aiconform/simulate"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -30,11 +30,11 @@ import (
 // at value; mine adds the labels its Kubernetes mapping gives a GPU held
 // by the probe's pod.
 func underLoad(gpu, value int, mine bool) string {
-	h := rig.DCGMHolder{GPU: gpu, Util: value}
+	h := simulate.DCGMHolder{GPU: gpu, Util: value}
 	if mine {
 		h.Namespace, h.Pod, h.Container = probeNS, podLoad, loadContainer
 	}
-	return string(rig.DCGMMetrics("gpu-node-1", 8, "570.124.06", h))
+	return string(simulate.DCGMMetrics("gpu-node-1", 8, "570.124.06", h))
 }
 
 // loadCase is a world, what its exporter answers at each read, and what

@@ -13,7 +13,7 @@ import (
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/checks/checkstest"
 	"github.com/aiconform/aiconform/probe"
-	"github.com/aiconform/aiconform/rig"
+	"github.com/aiconform/aiconform/simulate"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -74,7 +74,7 @@ func probePod() *corev1.Pod {
 // probeTarget is the probe's pod as a target of pool, scraped at at with
 // health.
 func probeTarget(pool, health string, at time.Time, lastError string) checkstest.Target {
-	t := rig.PodTarget(pool, metricsPort, probePod(), at)
+	t := simulate.PodTarget(pool, metricsPort, probePod(), at)
 	t.Health, t.LastError = health, lastError
 	return t
 }
@@ -99,7 +99,7 @@ func selecting(w *checkstest.World) {
 func chartPrometheus(w *checkstest.World) {
 	w.Prometheuses = nil
 	w.Services = []*corev1.Service{{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "monitoring", Name: "prometheus-server", Labels: rig.PrometheusServiceLabels},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "monitoring", Name: "prometheus-server", Labels: map[string]string{"app.kubernetes.io/name": "prometheus", "app.kubernetes.io/component": "server"}},
 		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80}}},
 	}}
 }
@@ -136,7 +136,7 @@ func runProbe(t *testing.T, tc probeCase) (checks.Result, error, *checkstest.Fak
 			if tc.targets != nil {
 				ts = tc.targets(n)
 			}
-			return rig.PrometheusTargets(ts, q), nil
+			return simulate.PrometheusTargets(ts, q), nil
 		case strings.HasSuffix(base, "/proxy/api/v1/query"):
 			if tc.query != "" {
 				return []byte(tc.query), nil
