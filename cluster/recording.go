@@ -214,7 +214,7 @@ func slimPod(o runtime.Object) {
 				k.SecurityContext = &corev1.SecurityContext{Privileged: sc.Privileged}
 			}
 			for _, e := range c.Env {
-				if strings.HasSuffix(e.Name, "_VISIBLE_DEVICES") && e.ValueFrom == nil {
+				if strings.HasSuffix(e.Name, VisibleDevicesSuffix) && e.ValueFrom == nil {
 					k.Env = append(k.Env, corev1.EnvVar{Name: e.Name, Value: e.Value})
 				}
 			}

@@ -96,7 +96,7 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 					conclusion: "behaviour not probed (hpa-probe: run with --probe)"},
 				// No autoscaler: the requirement does not apply, and says why.
 				{requirement: "cluster_autoscaling", status: checks.NotApplicable, result: checks.Skip,
-					conclusion: "not applicable: no cluster autoscaler found (looked for Karpenter (CRD nodepools.karpenter.sh) and cluster-autoscaler (its status ConfigMap cluster-autoscaler-status, in any namespace))"},
+					conclusion: "not applicable: no cluster autoscaler found (looked for Karpenter (CRD nodepools.karpenter.sh), cluster-autoscaler (its status ConfigMap cluster-autoscaler-status, in any namespace, and its Deployment, by its pod labels) and node groups of machinedeployments.cluster.x-k8s.io, machinepools.cluster.x-k8s.io, machinesets.machine.openshift.io, computeclasses.cloud.google.com)"},
 				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kserve",
 					conclusion: "KServe meets it", operators: map[string]string{"kserve": "every check passed", "kuberay": "every check passed", "kubeflow-training": "not installed"}},
 				{requirement: "gpu_nodes_allocatable", status: checks.Implemented, result: checks.Pass, conclusion: "1 GPU node Ready"},
@@ -168,7 +168,7 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 			want:     []expect{gpuPass, pluginPass},
 			verdicts: []expectVerdict{
 				{requirement: "robust_controller", status: checks.NotImplemented, result: checks.Fail,
-					conclusion: "no AI operator with CRDs was found (looked for: KServe, Kubeflow Trainer, Kubeflow Training Operator, KubeRay, Kueue)",
+					conclusion: "no AI operator with CRDs was found (looked for: AIBrix, NVIDIA Dynamo Operator, KAITO, KServe, Kubeflow Pipelines, Kubeflow Trainer, Kubeflow Training Operator, KubeRay, Kueue, Kubeflow MPI Operator, NVIDIA NIM Operator)",
 					operators:  map[string]string{"kserve": "not installed", "kuberay": "not installed"}},
 				{requirement: "gpu_nodes_allocatable", status: checks.Implemented, result: checks.Pass},
 			},

@@ -142,6 +142,9 @@ func TestBuiltinProfilesNameLeases(t *testing.T) {
 		"kueue":             "c1f6bfd2.kueue.x-k8s.io",
 		"kubeflow-training": "1ca428e5.training-operator.kubeflow.org",
 		"kubeflow-trainer":  "",
+		"aibrix":            "aibrix-controller-manager",
+		"nim-operator":      "a0715c6e.nvidia.com",
+		"mpi-operator":      "mpi-operator",
 	}
 	for _, p := range checkstest.BuiltinProfiles(t) {
 		assert.Equal(t, want[p.Name], p.Controller.Lease, p.Name)

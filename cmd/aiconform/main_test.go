@@ -57,7 +57,7 @@ func TestExitCodes(t *testing.T) {
 		{"missing fixture", []string{"check", "all", "--fixture", "nope"}, 2, "", `no built-in recording named "nope"`},
 		{"misspelt fixture names the nearest", []string{"check", "all", "--fixture", "dmeo"}, 2, "", `no built-in recording named "dmeo" (did you mean "demo"?)`},
 		{"fixture path that does not exist says so", []string{"check", "all", "--fixture", "testdata/no-such.yaml"}, 2, "", "fixture: open testdata/no-such.yaml: no such file or directory"},
-		{"misspelt operator names the nearest", []string{"check", "all", "--fixture", "demo", "--operator", "kserv"}, 2, "", `unknown operator "kserv" (did you mean "kserve"?); known: kserve, kubeflow-trainer`},
+		{"misspelt operator names the nearest", []string{"check", "all", "--fixture", "demo", "--operator", "kserv"}, 2, "", `unknown operator "kserv" (did you mean "kserve"?); known: aibrix, coscheduling, dynamo, kaito, kserve, kubeflow-pipelines, kubeflow-trainer`},
 		{"fixture that does not parse", []string{"check", "all", "--fixture", "testdata/bad-fixture.yaml"}, 2, "", "testdata/bad-fixture.yaml"},
 		{"profile with a mistake names file:line", []string{"check", "all", "--fixture", "demo", "--profile", "testdata/bad-profile.yaml"}, 2, "", "testdata/bad-profile.yaml:4:"},
 		{"context not in the kubeconfig", []string{"check", "all", "--kubeconfig", "testdata/unreachable.kubeconfig", "--context", "nope"}, 2, "", `context "nope" does not exist`},

@@ -62,7 +62,7 @@ func TestProgressFlags(t *testing.T) {
 	code, _, errOut := run(t, "check", "robust_controller", "--fixture", "demo", "--progress")
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, errOut, "0s crds-established kserve: pass\n")
-	assert.Equal(t, 40, strings.Count(errOut, "/40] 0s "), "a line per check of each of the five operators:\n%s", errOut)
+	assert.Equal(t, 88, strings.Count(errOut, "/88] 0s "), "a line per check of each of the eleven operator profiles:\n%s", errOut)
 
 	code, _, errOut = run(t, "check", "robust_controller", "--fixture", "demo", "--progress", "--quiet")
 	assert.Equal(t, 2, code)
