@@ -13,11 +13,19 @@ import (
 
 // NewCmdList builds `aiconform list`.
 func NewCmdList(streams genericiooptions.IOStreams) *cobra.Command {
-	return &cobra.Command{
+	var output string
+	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List requirements, checks and operator profiles",
-		Args:  cobra.NoArgs,
+		Long: "List the checklist's requirements, the checks that judge them and the operator profiles.\n\n" +
+			"The tables fit a terminal; -o wide adds each requirement's check IDs, each profile's API groups and " +
+			"where its manifests put its controller.",
+		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
+			if output != "" && output != "wide" {
+				return usageErrorf("--output must be wide or empty, not %q", output)
+			}
+			wide := output == "wide"
 			registry := builtin.Registry()
 			catalog, err := checks.Catalog(registry)
 			if err != nil {
@@ -30,7 +38,11 @@ func NewCmdList(streams genericiooptions.IOStreams) *cobra.Command {
 			w := printers.GetNewTabWriter(streams.Out)
 			fmt.Fprintln(w, "REQUIREMENT\tLEVEL\tCATEGORY\tCHECKS\tTITLE")
 			for _, r := range catalog {
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Level, r.Category, strings.Join(r.Checks, ","), r.Title)
+				checkIDs := fmt.Sprint(len(r.Checks))
+				if wide {
+					checkIDs = strings.Join(r.Checks, ",")
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Level, r.Category, checkIDs, r.Title)
 			}
 			// Each table is aligned on its own.
 			if err := w.Flush(); err != nil {
@@ -38,14 +50,22 @@ func NewCmdList(streams genericiooptions.IOStreams) *cobra.Command {
 			}
 			fmt.Fprintln(streams.Out)
 			w = printers.GetNewTabWriter(streams.Out)
-			fmt.Fprintln(w, "CHECK\tREQUIREMENT\tPER OPERATOR\tRUNS\tTITLE")
+			if wide {
+				fmt.Fprintln(w, "CHECK\tREQUIREMENT\tPER OPERATOR\tRUNS\tTITLE")
+			} else {
+				fmt.Fprintln(w, "CHECK\tREQUIREMENT\tRUNS\tTITLE")
+			}
 			for _, c := range registry {
 				m := c.Meta()
-				runs := "always (reads)"
+				runs := "reads"
 				if m.Probe {
-					runs = strings.TrimSpace("--probe "+m.OptIn) + " (writes)"
+					runs = strings.TrimSpace("--probe " + m.OptIn)
 				}
-				fmt.Fprintf(w, "%s\t%s\t%t\t%s\t%s\n", m.ID, m.Requirement, m.PerOperator, runs, m.Title)
+				if wide {
+					fmt.Fprintf(w, "%s\t%s\t%t\t%s\t%s\n", m.ID, m.Requirement, m.PerOperator, runs, m.Title)
+				} else {
+					fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", m.ID, m.Requirement, runs, m.Title)
+				}
 			}
 			if err := w.Flush(); err != nil {
 				return err
@@ -54,7 +74,11 @@ func NewCmdList(streams genericiooptions.IOStreams) *cobra.Command {
 			w = printers.GetNewTabWriter(streams.Out)
 			// The controller is found in any namespace: this is where the
 			// operator's own manifests put it, a hint.
-			fmt.Fprintln(w, "OPERATOR\tGROUPS\tUSUALLY AT\tCARRIES\tPROBES\tTITLE")
+			if wide {
+				fmt.Fprintln(w, "OPERATOR\tGROUPS\tUSUALLY AT\tCARRIES\tPROBES\tTITLE")
+			} else {
+				fmt.Fprintln(w, "OPERATOR\tCARRIES\tPROBES\tTITLE")
+			}
 			for _, p := range profiles {
 				var what []string
 				if p.Probe != nil && p.Probe.Invalid != "" {
@@ -76,10 +100,16 @@ func NewCmdList(streams genericiooptions.IOStreams) *cobra.Command {
 						carries = append(carries, r.ID)
 					}
 				}
-				fmt.Fprintf(w, "%s\t%s\t%s/%s\t%s\t%s\t%s\n", p.Name, strings.Join(p.Groups, ","), p.Controller.Namespace, p.Controller.Deployment,
-					strings.Join(carries, ","), probes, p.Title)
+				if wide {
+					fmt.Fprintf(w, "%s\t%s\t%s/%s\t%s\t%s\t%s\n", p.Name, strings.Join(p.Groups, ","), p.Controller.Namespace, p.Controller.Deployment,
+						strings.Join(carries, ","), probes, p.Title)
+				} else {
+					fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", p.Name, strings.Join(carries, ","), probes, p.Title)
+				}
 			}
 			return w.Flush()
 		},
 	}
+	cmd.Flags().StringVarP(&output, "output", "o", "", "wide: add check IDs, API groups and where each controller usually runs")
+	return cmd
 }
