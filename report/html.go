@@ -66,7 +66,9 @@ type page struct {
 	// spans: the check's and every target's.
 	MatrixSpan int
 	Operators  []operatorRow
-	Sections   []section
+	// NotInstalled are the operator profiles looked for and not found.
+	NotInstalled []part
+	Sections     []section
 }
 
 // part is a piece of a sentence; Code parts are names shown verbatim.
@@ -108,9 +110,8 @@ type mark struct {
 }
 
 type operatorRow struct {
-	Name     []part
-	Detected bool
-	CRDs     []string
+	Name []part
+	CRDs []string
 	// Controller is where its controller was found, and FoundBy how.
 	Controller string
 	FoundBy    []string
@@ -123,7 +124,10 @@ type section struct {
 	Status, Result, Class, Symbol, Conclusion   string
 	CarriedBy                                   []part
 	Verdicts                                    []verdictRow
-	Checks                                      []checkView
+	// NotInstalled are the operators of Verdicts' requirement the cluster
+	// does not have, named in a line, not a row each.
+	NotInstalled []part
+	Checks       []checkView
 }
 
 type verdictRow struct {
@@ -182,7 +186,14 @@ func newPage(r *Report) *page {
 		p.Sections = append(p.Sections, newSection(r, req, ids))
 	}
 	for _, op := range r.Operators {
-		p.Operators = append(p.Operators, operatorRow{Name: operatorParts(r, op.Name), Detected: op.Detected, CRDs: op.CRDs, Controller: op.Controller, FoundBy: op.FoundBy, Versions: op.Versions})
+		if !op.Detected {
+			if len(p.NotInstalled) > 0 {
+				p.NotInstalled = append(p.NotInstalled, prose(", "))
+			}
+			p.NotInstalled = append(p.NotInstalled, operatorParts(r, op.Name)...)
+			continue
+		}
+		p.Operators = append(p.Operators, operatorRow{Name: operatorParts(r, op.Name), CRDs: op.CRDs, Controller: op.Controller, FoundBy: op.FoundBy, Versions: op.Versions})
 	}
 	p.Columns, p.Matrix = matrix(r, p.Sections)
 	p.MatrixSpan = len(p.Columns) + 1
@@ -287,6 +298,13 @@ func newSection(r *Report, req Requirement, ids anchors) section {
 		s.CarriedBy = operatorParts(r, req.Operator)
 	}
 	for _, ov := range req.Operators {
+		if !r.installed(ov.Operator) {
+			if len(s.NotInstalled) > 0 {
+				s.NotInstalled = append(s.NotInstalled, prose(", "))
+			}
+			s.NotInstalled = append(s.NotInstalled, operatorParts(r, ov.Operator)...)
+			continue
+		}
 		s.Verdicts = append(s.Verdicts, verdictRow{
 			Operator: operatorParts(r, ov.Operator), Result: ov.Result,
 			Class: statusClass(ov.Result), Symbol: statusSymbol(ov.Result), Reason: ov.Reason,

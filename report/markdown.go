@@ -187,19 +187,35 @@ func (m *md) operators() {
 		return
 	}
 	m.printf("Operators are detected from the CRD groups the cluster serves, and their controllers found in any namespace; versions are the controller's images.\n\n")
-	m.table([]string{"Operator", "Detected", "CRDs", "Controller", "Versions"}, nil, func(row func(...string)) {
-		for _, op := range m.r.Operators {
-			detected := "no"
-			if op.Detected {
-				detected = "yes"
+	if len(m.r.absent()) < len(m.r.Operators) {
+		m.table([]string{"Operator", "CRDs", "Controller", "Versions"}, nil, func(row func(...string)) {
+			for _, op := range m.r.Operators {
+				if !op.Detected {
+					continue
+				}
+				controller := "—"
+				if op.Controller != "" {
+					controller = "`" + op.Controller + "`, found by " + strings.Join(op.FoundBy, "; ")
+				}
+				row(m.operatorName(op.Name), codes(op.CRDs), controller, codes(op.Versions))
 			}
-			controller := "—"
-			if op.Controller != "" {
-				controller = "`" + op.Controller + "`, found by " + strings.Join(op.FoundBy, "; ")
-			}
-			row(m.operatorName(op.Name), detected, codes(op.CRDs), controller, codes(op.Versions))
-		}
-	})
+		})
+	}
+	m.notInstalled("Looked for, not installed", m.r.absent())
+}
+
+// notInstalled names, in a line, the operator profiles the cluster does
+// not have: with a catalog of many, a table row each would bury the
+// installed ones.
+func (m *md) notInstalled(label string, names []string) {
+	if len(names) == 0 {
+		return
+	}
+	titled := make([]string, len(names))
+	for i, n := range names {
+		titled[i] = m.operatorName(n)
+	}
+	m.printf("%s: %s.\n\n", label, strings.Join(titled, ", "))
 }
 
 // operatorName is an operator's title with its profile name, which is what
@@ -224,14 +240,23 @@ func (m *md) requirement(req Requirement) {
 	if req.Operator != "" {
 		m.printf("Carried by: %s\n\n", m.operatorName(req.Operator))
 	}
-	if len(req.Operators) > 0 {
+	var absent []string
+	for _, ov := range req.Operators {
+		if !m.r.installed(ov.Operator) {
+			absent = append(absent, ov.Operator)
+		}
+	}
+	if len(absent) < len(req.Operators) {
 		m.printf("Per operator:\n\n")
 		m.table([]string{"Operator", "Result", "Reason"}, nil, func(row func(...string)) {
 			for _, ov := range req.Operators {
-				row(m.operatorName(ov.Operator), inline(ov.Result), inline(ov.Reason))
+				if m.r.installed(ov.Operator) {
+					row(m.operatorName(ov.Operator), inline(ov.Result), inline(ov.Reason))
+				}
 			}
 		})
 	}
+	m.notInstalled("Not installed", absent)
 	// Numbering runs across the whole requirement, as in a hand-made
 	// submission, so that a conclusion can cite "block 4".
 	n := 0

@@ -250,6 +250,17 @@ func (r *Report) shown(c Check) bool {
 }
 
 // absent names the operators the cluster does not have.
+// installed is whether the operator profile name was detected; a name the
+// report does not list counts as installed, so that its rows are shown.
+func (r *Report) installed(name string) bool {
+	for _, op := range r.Operators {
+		if op.Name == name {
+			return op.Detected
+		}
+	}
+	return true
+}
+
 func (r *Report) absent() []string {
 	var names []string
 	for _, op := range r.Operators {
