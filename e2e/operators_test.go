@@ -236,7 +236,7 @@ func TestOperatorsOnRig(t *testing.T) {
 			case "gang_scheduling":
 				// This rig runs the serving operators only: no gang scheduler.
 				assert.Equal(t, checks.NotImplemented, v.Status, v.Conclusion)
-				assert.Equal(t, "no gang scheduler was found (looked for: Kueue)", v.Conclusion)
+				assert.Equal(t, "no gang scheduler was found (looked for: Coscheduling (scheduler-plugins), Kueue, Volcano)", v.Conclusion)
 				continue
 			case "pod_autoscaling":
 				// ...and no metrics adapter.

@@ -266,7 +266,7 @@ spec:
 		}), "cluster_autoscaling: %s", requirement(t, rep, "cluster_autoscaling").Conclusion)
 		v := requirement(t, rep, "cluster_autoscaling")
 		assert.Equal(t, 0, code, v.Conclusion)
-		assert.Contains(t, v.Conclusion, "no cluster autoscaler found (looked for Karpenter (CRD nodepools.karpenter.sh) and cluster-autoscaler (its status ConfigMap cluster-autoscaler-status, in any namespace))")
+		assert.Contains(t, v.Conclusion, "no cluster autoscaler found (looked for Karpenter (CRD nodepools.karpenter.sh), cluster-autoscaler (its status ConfigMap cluster-autoscaler-status, in any namespace, and its Deployment, by its pod labels) and node groups of machinedeployments.cluster.x-k8s.io, machinepools.cluster.x-k8s.io, machinesets.machine.openshift.io, computeclasses.cloud.google.com)")
 	})
 
 	// cluster_autoscaling with Karpenter's kwok provider: the probe makes
