@@ -1,17 +1,22 @@
 // Command gen writes docs/checks.md from the built-in checks' metadata and
-// the requirement catalog, so that the reference cannot drift from the code.
+// the requirement catalog, and docs/solutions.md from the data the checks
+// and profiles read, so that the reference cannot drift from the code.
 // Run it from the repository root: go run ./docs/gen
 package main
 
 import (
+	"bytes"
+	_ "embed"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/checks/builtin"
+	"gopkg.in/yaml.v3"
 )
 
 func main() {
@@ -69,7 +74,8 @@ func render() (map[string]string, error) {
 	b.WriteString(generated)
 	b.WriteString("aiconform judges each requirement of its catalog from the results of the checks the requirement names. " +
 		"Check ids are stable: reports cite them, so a check is never renamed. " +
-		"`aiconform check ID` accepts a requirement id or a check id; `aiconform list` prints both.\n\n")
+		"`aiconform check ID` accepts a requirement id or a check id; `aiconform list` prints both. " +
+		"[solutions.md](solutions.md) lists the solutions the checks recognise for each requirement.\n\n")
 
 	b.WriteString("## Requirements\n\n")
 	b.WriteString("| Requirement | Level | Category | Program | Checks |\n| --- | --- | --- | --- | --- |\n")
@@ -108,6 +114,15 @@ func render() (map[string]string, error) {
 		fmt.Fprintf(&p, "## Run it alone\n\n```sh\naiconform check %s\n```\n", m.ID)
 		pages["checks/"+m.ID+".md"] = p.String()
 	}
+	sols, err := solutions(registry, reqs)
+	if err != nil {
+		return nil, err
+	}
+	proof, err := loadProven()
+	if err != nil {
+		return nil, err
+	}
+	pages["solutions.md"] = solutionsPage(reqs, sols, proof)
 	return pages, nil
 }
 
@@ -164,3 +179,144 @@ func escape(s string) string {
 // anchor is the fragment a renderer gives the heading of an id; ids are
 // lower-case kebab or snake case, which renderers keep as they are.
 func anchor(id string) string { return strings.ToLower(id) }
+
+// solutions gathers the solutions of the profiles and of every check that
+// lists its own (checks.Solver), one row per requirement and name: a
+// solution several checks judge is one row naming them all.
+func solutions(registry []checks.Check, reqs []checks.Requirement) (map[string][]checks.Solution, error) {
+	profiles, err := checks.BuiltinProfiles()
+	if err != nil {
+		return nil, err
+	}
+	all := checks.ProfileSolutions(profiles, reqs)
+	for _, c := range registry {
+		s, ok := c.(checks.Solver)
+		if !ok {
+			continue
+		}
+		more, err := s.Solutions()
+		if err != nil {
+			return nil, fmt.Errorf("solutions of %s: %w", c.Meta().ID, err)
+		}
+		all = append(all, more...)
+	}
+	known := map[string]bool{}
+	for _, r := range reqs {
+		known[r.ID] = true
+	}
+	out := map[string][]checks.Solution{}
+	for _, s := range all {
+		if !known[s.Requirement] {
+			return nil, fmt.Errorf("solution %q: requirement %q is not in the catalog", s.Name, s.Requirement)
+		}
+		rows := out[s.Requirement]
+		i := slices.IndexFunc(rows, func(o checks.Solution) bool { return o.Name == s.Name })
+		if i < 0 {
+			s.Checks = slices.Clone(s.Checks)
+			out[s.Requirement] = append(rows, s)
+			continue
+		}
+		if s.Detected != "" && !strings.Contains(rows[i].Detected, s.Detected) {
+			rows[i].Detected += "; or " + s.Detected
+		}
+		for _, id := range s.Checks {
+			if !slices.Contains(rows[i].Checks, id) {
+				rows[i].Checks = append(rows[i].Checks, id)
+			}
+		}
+	}
+	return out, nil
+}
+
+// Proof is an entry of proven.yaml: how a solution's detection is shown
+// to work, and by which test or scenario.
+type Proof struct {
+	By   string `yaml:"by"`
+	Test string `yaml:"test"`
+}
+
+// The kinds of proof, strongest first; byNone says no test shows the
+// solution recognised yet, rather than leave it out.
+const (
+	byRig     = "rig (e2e)"
+	byFixture = "recorded fixture"
+	byUnit    = "unit tests on objects written to the project's API reference"
+	byNone    = "not proven"
+)
+
+//go:embed proven.yaml
+var provenYAML []byte
+
+// loadProven reads proven.yaml: by requirement, by solution name.
+func loadProven() (map[string]map[string]Proof, error) {
+	var p map[string]map[string]Proof
+	dec := yaml.NewDecoder(bytes.NewReader(provenYAML))
+	dec.KnownFields(true)
+	if err := dec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("proven.yaml: %w", err)
+	}
+	for req, sols := range p {
+		for name, pr := range sols {
+			switch {
+			case pr.By == byNone && pr.Test != "":
+				return nil, fmt.Errorf("proven.yaml: %s/%s: %q names no test, yet names %q", req, name, byNone, pr.Test)
+			case pr.By == byNone:
+			case pr.By != byRig && pr.By != byFixture && pr.By != byUnit:
+				return nil, fmt.Errorf("proven.yaml: %s/%s: by %q is none of %q, %q, %q, %q", req, name, pr.By, byRig, byFixture, byUnit, byNone)
+			case pr.Test == "":
+				return nil, fmt.Errorf("proven.yaml: %s/%s names no test or scenario", req, name)
+			}
+		}
+	}
+	return p, nil
+}
+
+// solutionsPage renders docs/solutions.md: the count per requirement,
+// then a table per requirement in catalog order.
+func solutionsPage(reqs []checks.Requirement, sols map[string][]checks.Solution, proof map[string]map[string]Proof) string {
+	var b strings.Builder
+	b.WriteString("# Solutions aiconform recognises\n\n")
+	b.WriteString("<!-- Generated by `go run ./docs/gen` from the data files the checks read, the operator profiles " +
+		"(checks/profiles/*.yaml) and docs/gen/proven.yaml. Do not edit. -->\n\n")
+	b.WriteString("The solutions each requirement's checks know by name, from the data embedded beside them. " +
+		"A solution not listed may still meet a requirement where its checks judge what a cluster serves " +
+		"rather than who serves it; the [checks reference](checks.md) says how each check decides. " +
+		"\"Proven\" says what shows the detection works: the test rig's real installs (`e2e/`), " +
+		"a recorded fixture of a real API server (`fixtures/scenarios/`), or unit tests on objects " +
+		"written to the project's API reference; or \"not proven\" where none does yet.\n\n")
+	b.WriteString("| Requirement | Solutions |\n| --- | --- |\n")
+	total := 0
+	for _, r := range reqs {
+		fmt.Fprintf(&b, "| [%s](#%s) | %d |\n", r.ID, anchor(r.ID), len(sols[r.ID]))
+		total += len(sols[r.ID])
+	}
+	fmt.Fprintf(&b, "| total | %d |\n\n", total)
+	unproven := 0
+	for _, sols := range proof {
+		for _, pr := range sols {
+			if pr.By == byNone {
+				unproven++
+			}
+		}
+	}
+	fmt.Fprintf(&b, "%d of them are %s: recognised from the data alone, no test or recording shows them.\n\n", unproven, byNone)
+	for _, r := range reqs {
+		fmt.Fprintf(&b, "## %s\n\n%s ([checks](checks.md#%s))\n\n", r.ID, prose(r.Title), anchor(r.ID))
+		rows := sols[r.ID]
+		if len(rows) == 0 {
+			b.WriteString("No data file names a solution: the checks judge the API served and the objects in it, whoever serves them.\n\n")
+			continue
+		}
+		b.WriteString("| Solution | Detected by | Judged by | Proven |\n| --- | --- | --- | --- |\n")
+		for _, s := range rows {
+			pr := proof[r.ID][s.Name]
+			proven := cell(pr.By)
+			if pr.Test != "" {
+				proven += ": `" + strings.ReplaceAll(pr.Test, "|", `\|`) + "`"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", cell(s.Name), cell(s.Detected), checkLinks("checks/", s.Checks), proven)
+		}
+		b.WriteString("\n")
+	}
+	return strings.TrimRight(b.String(), "\n") + "\n"
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"testing"
 
@@ -50,5 +51,75 @@ func TestEveryCheckHasAPage(t *testing.T) {
 	}
 	for _, r := range reqs {
 		assert.Contains(t, pages["checks.md"], "### "+r.ID+"\n", "requirement %s has a section", r.ID)
+	}
+}
+
+// TestEverySolutionProven fails when a solution the checks recognise has
+// no entry in proven.yaml, or an entry names no recognised solution (one
+// renamed or removed from its data file).
+func TestEverySolutionProven(t *testing.T) {
+	reqs, err := checks.Catalog(builtin.Registry())
+	require.NoError(t, err)
+	sols, err := solutions(builtin.Registry(), reqs)
+	require.NoError(t, err)
+	proof, err := loadProven()
+	require.NoError(t, err)
+	for req, rows := range sols {
+		for _, s := range rows {
+			_, ok := proof[req][s.Name]
+			assert.True(t, ok, "proven.yaml has no entry for %s under %s", s.Name, req)
+		}
+	}
+	for req, entries := range proof {
+		for name := range entries {
+			found := slices.ContainsFunc(sols[req], func(s checks.Solution) bool { return s.Name == name })
+			assert.True(t, found, "proven.yaml: %s under %s is no solution the checks recognise", name, req)
+		}
+	}
+}
+
+// TestSolutionsJudgedByTheirRequirement fails when a row names a check the
+// catalog does not list under the row's requirement, or a row is
+// undescribed.
+func TestSolutionsJudgedByTheirRequirement(t *testing.T) {
+	reqs, err := checks.Catalog(builtin.Registry())
+	require.NoError(t, err)
+	sols, err := solutions(builtin.Registry(), reqs)
+	require.NoError(t, err)
+	for _, r := range reqs {
+		for _, s := range sols[r.ID] {
+			assert.NotEmpty(t, s.Detected, "%s: %s says not how it is detected", r.ID, s.Name)
+			require.NotEmpty(t, s.Checks, "%s: %s names no check", r.ID, s.Name)
+			for _, id := range s.Checks {
+				assert.Contains(t, r.Checks, id, "%s: %s is judged by %s, not among the requirement's checks", r.ID, s.Name, id)
+			}
+		}
+	}
+	// Every profile is a row of each requirement it carries.
+	ps, err := checks.BuiltinProfiles()
+	require.NoError(t, err)
+	for _, p := range ps {
+		carries := p.Carries
+		if len(carries) == 0 {
+			carries = []string{"robust_controller"}
+		}
+		for _, req := range carries {
+			assert.True(t, slices.ContainsFunc(sols[req], func(s checks.Solution) bool { return s.Name == p.Title }), "profile %s under %s", p.Name, req)
+		}
+	}
+}
+
+func TestLoadProvenRejects(t *testing.T) {
+	saved := provenYAML
+	t.Cleanup(func() { provenYAML = saved })
+	for name, data := range map[string]string{
+		"an unknown kind of proof": "gang_scheduling:\n  Kueue: {by: a hunch, test: x}\n",
+		"no test":                  "gang_scheduling:\n  Kueue: {by: rig (e2e)}\n",
+		"a test, yet not proven":   "gang_scheduling:\n  Kueue: {by: not proven, test: x}\n",
+		"an unknown field":         "gang_scheduling:\n  Kueue: {by: rig (e2e), test: x, when: now}\n",
+	} {
+		provenYAML = []byte(data)
+		_, err := loadProven()
+		assert.Error(t, err, name)
 	}
 }
