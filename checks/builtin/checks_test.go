@@ -404,6 +404,60 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 					conclusion: "gpu-device-plugin: node gpu-node-1 advertises nvidia.com/gpu, but no device plugin DaemonSet for nvidia.com/gpu exists"},
 			},
 		},
+		{
+			// Shaped as a GKE submission: a TPU v5e node that node
+			// auto-provisioning made for a ComputeClass, GKE's TPU device
+			// plugin, a GPU pool time-shared by GKE's labels, and Managed
+			// Service for Prometheus. The TPUs count as accelerators: no
+			// accelerator requirement is N/A for not being NVIDIA's.
+			scenario: "gke-tpu",
+			want: append(append(allPass("kserve"), allPass("kuberay")...),
+				expect{"gpu-allocatable", "", checks.Pass, "2 GPU nodes Ready with accelerators allocatable"},
+				expect{"gpu-device-plugin", "", checks.Pass, "a Ready device plugin pod on each of 2 GPU nodes (DaemonSet gpu-operator/nvidia-device-plugin-daemonset, DaemonSet kube-system/tpu-device-plugin)"},
+				expect{"gpu-sharing", "", checks.Pass, "time-sharing, 2 clients per GPU (GKE's cloud.google.com/gke-gpu-sharing-strategy) on gpu-node-1"},
+				expect{"autoscaler-found", "", checks.Pass, "GKE node auto-provisioning, 1 ComputeClass an autoscaler grows"},
+				expect{"accelerator-node-groups", "", checks.Pass, "ComputeClass tpu-v5e (spec.priorities[].tpu.type tpu-v5-lite-podslice)"},
+				expect{"monitoring-system", "", checks.Pass, "Google Cloud Managed Service for Prometheus (collectors DaemonSet gke-gmp-system/collector 1/1 ready)"},
+				expect{"monitoring-targets", "", checks.Pass, "Google Cloud Managed Service for Prometheus: 1 of 1 targets healthy by the status of 1 scrape configuration selecting 1 pod"},
+				expect{"device-access-mediated", "", checks.Pass, "on 2 accelerator nodes, no pod outside the accelerator stack reaches a device around a request"},
+				// GKE publishes no TPU driver version on its nodes.
+				expect{"accelerator-drivers", "", checks.Fail, "no driver version reported by 1 accelerator node: gke-tpu-v5e-1"},
+				// The rig serves no TPU metrics behind the device plugin's pod.
+				expect{"accelerator-metrics", "", checks.Fail, "node gke-tpu-v5e-1: GKE TPU device plugin metrics's metrics do not answer"}),
+			verdicts: []expectVerdict{
+				{requirement: "gpu_nodes_allocatable", status: checks.Implemented, result: checks.Pass, conclusion: "DaemonSet kube-system/tpu-device-plugin"},
+				{requirement: "gpu_sharing", status: checks.Implemented, result: checks.Pass, conclusion: "GKE's cloud.google.com/gke-gpu-sharing-strategy"},
+				{requirement: "ai_service_metrics", status: checks.Implemented, result: checks.Pass, conclusion: "Google Cloud Managed Service for Prometheus"},
+				{requirement: "accelerator_metrics", status: checks.NotImplemented, result: checks.Fail, conclusion: "node gke-tpu-v5e-1: GKE TPU device plugin metrics"},
+				{requirement: "driver_runtime_management", status: checks.NotImplemented, result: checks.Fail, conclusion: "gke-tpu-v5e-1"},
+				// Node auto-provisioning is found, but read-only nothing shows
+				// it adding a node (the ComputeClass's node is not counted).
+				{requirement: "cluster_autoscaling", status: checks.NotImplemented, result: checks.Fail, conclusion: "not shown at work: accelerator-scale-ups"},
+				{requirement: "gang_scheduling", status: checks.NotImplemented, result: checks.Fail, conclusion: "no gang scheduler was found"},
+				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kserve"},
+			},
+		},
+		{
+			// Shaped as a bare-metal submission: Volcano's gang placed whole,
+			// VictoriaMetrics' vmagent, no cluster autoscaler.
+			scenario: "baremetal-volcano",
+			want: append(append(allPass("kserve"), allPass("kuberay")...),
+				gpuPass, pluginPass,
+				expect{"gang-queues", "volcano", checks.Pass, "2 queues Active (Queue default, Queue research)"},
+				expect{"gangs-admitted", "volcano", checks.Pass, "1 admitted gang with every pod bound, and no waiting gang with any (1 podgroup: 1 admitted, 0 finished)"},
+				expect{"gang-probe", "volcano", checks.Skip, "the volcano profile has no gang probe"},
+				expect{"monitoring-system", "", checks.Pass, "VictoriaMetrics Operator (collectors Deployment vm/vmagent-cluster 1/1 ready)"},
+				// vmagent's Service is not recorded: its targets are not seen.
+				expect{"monitoring-targets", "", checks.Warn, "VictoriaMetrics Operator: 1 scrape configuration selecting 1 pod, but no scrape status of theirs in the cluster; its targets are kept in vmagent's own /api/v1/targets"},
+				expect{"autoscaler-found", "", checks.Skip, "no cluster autoscaler found"}),
+			verdicts: []expectVerdict{
+				{requirement: "gang_scheduling", status: checks.Implemented, result: checks.Pass, operator: "volcano", conclusion: "Volcano meets it"},
+				{requirement: "cluster_autoscaling", status: checks.NotApplicable, result: checks.Skip, conclusion: "not applicable: no cluster autoscaler found"},
+				{requirement: "ai_service_metrics", status: checks.Implemented, result: checks.Warn, conclusion: "VictoriaMetrics Operator (collectors Deployment vm/vmagent-cluster 1/1 ready)"},
+				{requirement: "accelerator_metrics", status: checks.Implemented, result: checks.Pass},
+				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kserve"},
+			},
+		},
 	}
 
 	covered := map[string]bool{}
