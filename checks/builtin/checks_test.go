@@ -458,6 +458,34 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kserve"},
 			},
 		},
+		{
+			// Shaped as an EKS Auto Mode submission: its Karpenter (run
+			// outside the cluster) launched a Trainium node for NodePool
+			// neuron; the CloudWatch Observability add-on collects. Auto
+			// Mode also runs the Neuron device plugin in its nodes' image,
+			// outside the cluster: gpu-device-plugin does not know that.
+			scenario: "eks-neuron",
+			want: append(append(allPass("kserve"), allPass("kuberay")...),
+				expect{"gpu-allocatable", "", checks.Pass, "2 GPU nodes Ready with accelerators allocatable"},
+				expect{"gpu-device-plugin", "", checks.Fail, "node i-0a1b2c3d4e5f60718 advertises aws.amazon.com/neuron, aws.amazon.com/neuroncore, but no device plugin DaemonSet"},
+				expect{"accelerator-drivers", "", checks.Fail, "no driver version reported by 1 accelerator node: i-0a1b2c3d4e5f60718"},
+				expect{"autoscaler-found", "", checks.Pass, "Karpenter (EKS Auto Mode), 1 NodePool Ready of 1"},
+				expect{"accelerator-node-groups", "", checks.Pass, "NodePool neuron (limit aws.amazon.com/neuron)"},
+				expect{"accelerator-scale-ups", "", checks.Pass, "NodeClaim neuron-x7k2p of NodePool neuron added node i-0a1b2c3d4e5f60718 with aws.amazon.com/neuron: 16, aws.amazon.com/neuroncore: 32"},
+				// The rig serves no Neuron Monitor metrics behind its pod.
+				expect{"accelerator-metrics", "", checks.Fail, "node i-0a1b2c3d4e5f60718: AWS Neuron Monitor's metrics do not answer"},
+				expect{"monitoring-system", "", checks.Pass, "Amazon CloudWatch agent (collectors DaemonSet amazon-cloudwatch/cloudwatch-agent 1/1 ready)"},
+				expect{"monitoring-targets", "", checks.Warn, "Amazon CloudWatch agent: it runs (DaemonSet amazon-cloudwatch/cloudwatch-agent 1/1 ready), but what it scrapes is configured and reported outside the objects aiconform reads"},
+				expect{"device-access-mediated", "", checks.Pass, "on 2 accelerator nodes, no pod outside the accelerator stack reaches a device around a request"}),
+			verdicts: []expectVerdict{
+				{requirement: "cluster_autoscaling", status: checks.Implemented, result: checks.Pass, conclusion: "shown at work by accelerator-scale-ups: 1 accelerator scale-up: NodeClaim neuron-x7k2p"},
+				{requirement: "gpu_nodes_allocatable", status: checks.PartiallyImplemented, result: checks.Fail, conclusion: "gpu-device-plugin: node i-0a1b2c3d4e5f60718"},
+				{requirement: "driver_runtime_management", status: checks.NotImplemented, result: checks.Fail, conclusion: "i-0a1b2c3d4e5f60718"},
+				{requirement: "accelerator_metrics", status: checks.NotImplemented, result: checks.Fail, conclusion: "AWS Neuron Monitor"},
+				{requirement: "ai_service_metrics", status: checks.Implemented, result: checks.Warn, conclusion: "its targets are kept in CloudWatch"},
+				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kserve"},
+			},
+		},
 	}
 
 	covered := map[string]bool{}
