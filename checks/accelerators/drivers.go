@@ -27,8 +27,9 @@ func (AcceleratorDrivers) Meta() checks.Meta {
 			"checks/accelerators/node_labels.yaml (NVIDIA's GPU Feature Discovery: " +
 			"nvidia.com/cuda.driver-version.full, with the CUDA runtime version beside it; AMD's node " +
 			"labeller: amd.com/gpu.driver-version). Passes when every node reports one and nodes of a vendor " +
-			"agree; warns naming the nodes of each version when they differ; fails naming the nodes that " +
-			"report none. The GPU Operator's ClusterPolicy, where installed, is shown with its state, and " +
+			"agree; warns naming the nodes of each version when they differ, and the nodes of a vendor no " +
+			"labeller of which is known (TPU, Neuron: managed platforms keep those drivers in the node image, " +
+			"unseen); fails naming the nodes of a known vendor that report none. The GPU Operator's ClusterPolicy, where installed, is shown with its state, and " +
 			"the RuntimeClasses that name a vendor's container-runtime handler (NVIDIA's nvidia, nvidia-cdi, " +
 			"nvidia-legacy) are named; none is said, not judged, as the nodes' default runtime or CDI may " +
 			"bring the devices instead. No accelerator node makes it not applicable.",
@@ -57,11 +58,15 @@ func (AcceleratorDrivers) Run(ctx context.Context, env *checks.Env) (checks.Resu
 	r.Details = append(r.Details, details...)
 	r.Details = append(r.Details, runtimeClasses(ctx, env, &r, ns)...)
 	r.Table = &checks.Table{Header: []string{"NODE", "VENDOR", "DRIVER", "RUNTIME", "FROM"}}
-	var silent, differ []string
+	var silent, unseen, differ []string
 	versions := map[string]map[string][]string{} // vendor -> driver version -> nodes
 	for _, ln := range ns {
 		if len(ln.vendors) == 0 {
-			silent = append(silent, ln.node.Name+" (a vendor node_labels.yaml does not know)")
+			// No labeller of its vendor is known (TPU, Neuron): managed
+			// platforms keep those drivers in the node image and publish
+			// no version. Not seen is not absent.
+			unseen = append(unseen, ln.node.Name)
+			r.Table.Rows = append(r.Table.Rows, []string{ln.node.Name, "?", "?", "<none>", "no labeller known"})
 			continue
 		}
 		for _, v := range ln.vendors {
@@ -102,15 +107,31 @@ func (AcceleratorDrivers) Run(ctx context.Context, env *checks.Env) (checks.Resu
 		}
 		differ = append(differ, fmt.Sprintf("%s drivers differ: %s", vendor, strings.Join(parts, "; ")))
 	}
+	if len(unseen) > 0 {
+		r.Details = append(r.Details, fmt.Sprintf("the driver of %s cannot be seen: no labeller of its vendor is known (node_labels.yaml), and no DRA driver publishes driverVersion for it; a managed platform may keep it in the node image: %s",
+			checks.Plural(len(unseen), "accelerator node"), checks.CapLines(unseen, 5, ", ")))
+	}
 	switch {
 	case len(silent) > 0:
 		r.Finish(checks.Fail, "no driver version reported by %s: %s", checks.Plural(len(silent), "accelerator node"), checks.CapLines(silent, 5, ", "))
+	case len(unseen) > 0:
+		r.Finish(checks.Warn, "the driver of %s cannot be seen (no labeller of its vendor is known): %s%s", checks.Plural(len(unseen), "accelerator node"),
+			checks.CapLines(unseen, 5, ", "), agreeing(agree))
 	case len(differ) > 0:
 		r.Finish(checks.Warn, "%s", strings.Join(differ, "; "))
 	default:
 		r.Finish(checks.Pass, "every accelerator node reports its driver: %s", strings.Join(agree, "; "))
 	}
 	return r, nil
+}
+
+// agreeing is "; " and what the nodes that report a driver agree on, or
+// nothing.
+func agreeing(agree []string) string {
+	if len(agree) == 0 {
+		return ""
+	}
+	return "; every other accelerator node reports its driver: " + strings.Join(agree, "; ")
 }
 
 // runtimeClasses says, for each vendor of the nodes with a container

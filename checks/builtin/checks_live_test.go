@@ -440,7 +440,7 @@ func TestChecksOnFakeCluster(t *testing.T) {
 				// They run no device plugin, unlike gpu-node-1.
 				{"gpu-device-plugin", "", checks.Fail, "node amd-node-1 advertises amd.com/gpu, but no device plugin DaemonSet for amd.com/gpu exists"},
 				// ...nor a labeller.
-				{"accelerator-drivers", "", checks.Fail, "no driver version reported by 4 accelerator nodes: amd-node-1 (AMD), gaudi-node-1 (a vendor node_labels.yaml does not know), intel-node-1 (Intel), mig-node-1 (NVIDIA)"},
+				{"accelerator-drivers", "", checks.Fail, "no driver version reported by 3 accelerator nodes: amd-node-1 (AMD), intel-node-1 (Intel), mig-node-1 (NVIDIA)"},
 				// The MIG node's partitions are resources of their own.
 				{"gpu-sharing", "", checks.Pass, "MIG partitions as resources (nvidia.com/mig-1g.10gb) on mig-node-1"},
 				// Only gpu-node-1 runs an exporter.

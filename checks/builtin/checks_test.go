@@ -421,7 +421,7 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 				expect{"monitoring-targets", "", checks.Pass, "Google Cloud Managed Service for Prometheus: 1 of 1 targets healthy by the status of 1 scrape configuration selecting 1 pod"},
 				expect{"device-access-mediated", "", checks.Pass, "on 2 accelerator nodes, no pod outside the accelerator stack reaches a device around a request"},
 				// GKE publishes no TPU driver version on its nodes.
-				expect{"accelerator-drivers", "", checks.Fail, "no driver version reported by 1 accelerator node: gke-tpu-v5e-1"},
+				expect{"accelerator-drivers", "", checks.Warn, "the driver of 1 accelerator node cannot be seen (no labeller of its vendor is known): gke-tpu-v5e-1"},
 				// The rig serves no TPU metrics behind the device plugin's pod.
 				expect{"accelerator-metrics", "", checks.Fail, "node gke-tpu-v5e-1: GKE TPU device plugin metrics's metrics do not answer"}),
 			verdicts: []expectVerdict{
@@ -429,7 +429,7 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 				{requirement: "gpu_sharing", status: checks.Implemented, result: checks.Pass, conclusion: "GKE's cloud.google.com/gke-gpu-sharing-strategy"},
 				{requirement: "ai_service_metrics", status: checks.Implemented, result: checks.Pass, conclusion: "Google Cloud Managed Service for Prometheus"},
 				{requirement: "accelerator_metrics", status: checks.NotImplemented, result: checks.Fail, conclusion: "node gke-tpu-v5e-1: GKE TPU device plugin metrics"},
-				{requirement: "driver_runtime_management", status: checks.NotImplemented, result: checks.Fail, conclusion: "gke-tpu-v5e-1"},
+				{requirement: "driver_runtime_management", status: checks.Implemented, result: checks.Warn, conclusion: "gke-tpu-v5e-1"},
 				// Node auto-provisioning is found, but read-only nothing shows
 				// it adding a node (the ComputeClass's node is not counted).
 				{requirement: "cluster_autoscaling", status: checks.NotImplemented, result: checks.Fail, conclusion: "not shown at work: accelerator-scale-ups"},
@@ -468,7 +468,7 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 			want: append(append(allPass("kserve"), allPass("kuberay")...),
 				expect{"gpu-allocatable", "", checks.Pass, "2 GPU nodes Ready with accelerators allocatable"},
 				expect{"gpu-device-plugin", "", checks.Fail, "node i-0a1b2c3d4e5f60718 advertises aws.amazon.com/neuron, aws.amazon.com/neuroncore, but no device plugin DaemonSet"},
-				expect{"accelerator-drivers", "", checks.Fail, "no driver version reported by 1 accelerator node: i-0a1b2c3d4e5f60718"},
+				expect{"accelerator-drivers", "", checks.Warn, "the driver of 1 accelerator node cannot be seen (no labeller of its vendor is known): i-0a1b2c3d4e5f60718"},
 				expect{"autoscaler-found", "", checks.Pass, "Karpenter (EKS Auto Mode), 1 NodePool Ready of 1"},
 				expect{"accelerator-node-groups", "", checks.Pass, "NodePool neuron (limit aws.amazon.com/neuron)"},
 				expect{"accelerator-scale-ups", "", checks.Pass, "NodeClaim neuron-x7k2p of NodePool neuron added node i-0a1b2c3d4e5f60718 with aws.amazon.com/neuron: 16, aws.amazon.com/neuroncore: 32"},
@@ -480,7 +480,7 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 			verdicts: []expectVerdict{
 				{requirement: "cluster_autoscaling", status: checks.Implemented, result: checks.Pass, conclusion: "shown at work by accelerator-scale-ups: 1 accelerator scale-up: NodeClaim neuron-x7k2p"},
 				{requirement: "gpu_nodes_allocatable", status: checks.PartiallyImplemented, result: checks.Fail, conclusion: "gpu-device-plugin: node i-0a1b2c3d4e5f60718"},
-				{requirement: "driver_runtime_management", status: checks.NotImplemented, result: checks.Fail, conclusion: "i-0a1b2c3d4e5f60718"},
+				{requirement: "driver_runtime_management", status: checks.Implemented, result: checks.Warn, conclusion: "i-0a1b2c3d4e5f60718"},
 				{requirement: "accelerator_metrics", status: checks.NotImplemented, result: checks.Fail, conclusion: "AWS Neuron Monitor"},
 				{requirement: "ai_service_metrics", status: checks.Implemented, result: checks.Warn, conclusion: "its targets are kept in CloudWatch"},
 				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kserve"},

@@ -83,4 +83,7 @@ var faults = map[string]struct {
 	"gpu-metrics-missing":   {"accelerator-metrics", "", checks.Fail},
 	"model-metrics-down":    {"monitoring-targets", "", checks.Warn},
 	"inference-picker-down": {"inference-pools-ready", "", checks.Fail},
+	"gke-tpu":               {"monitoring-targets", "", checks.Pass},
+	"baremetal-volcano":     {"gangs-admitted", "volcano", checks.Pass},
+	"eks-neuron":            {"autoscaler-found", "", checks.Pass},
 }
