@@ -24,6 +24,13 @@ const maxEventLines = 3
 // maxEventMessage bounds an event message quoted in a finding.
 const maxEventMessage = 200
 
+// conflictMessage is how the API server refuses an update written over a
+// stale resourceVersion (k8s.io/apiserver's OptimisticLockErrorMsg).
+// Controllers that record their reconcile errors as events (KServe)
+// record these too: the update is retried at once, and says nothing of the
+// resource's health.
+const conflictMessage = "the object has been modified; please apply your changes to the latest version and try again"
+
 // warningEvents is the one LIST of events every operator's check shares:
 // Warning events of the whole cluster, filtered by the server.
 var warningEvents = cluster.Query{Resource: cluster.Events, FieldSelector: "type=" + corev1.EventTypeWarning}
@@ -43,7 +50,8 @@ func (CRsEvents) Meta() checks.Meta {
 			"(matched by API group and kind) and that were last seen within the hour before the time of " +
 			"judging (lastTimestamp, or for events written through events.k8s.io their series' last " +
 			"observation or eventTime) are reported one line per resource and reason (events on resources in " +
-			"aiconform's probe namespaces are not counted), with their count and latest message. They warn " +
+			"aiconform's probe namespaces are not counted, nor those of an update the API server refused as " +
+			"written over a stale version, which controllers retry at once), with their count and latest message. They warn " +
 			"and never fail: an event tells what happened, while whether the resources are reconciled now is " +
 			"crs-reconciled's verdict. Older Warning events are history and pass. The events are read in one " +
 			"LIST of the cluster's Warning events (field selector type=Warning), shared by every operator.",
@@ -98,7 +106,7 @@ func (CRsEvents) Run(ctx context.Context, env *checks.Env) (checks.Result, error
 	}
 	now := env.Now()
 	groups := map[string]*eventGroup{}
-	older := 0
+	older, conflicts := 0, 0
 	for _, e := range events {
 		// The field selector already keeps Warnings; checking again costs
 		// nothing and keeps the verdict right whatever served the list.
@@ -117,6 +125,10 @@ func (CRsEvents) Run(ctx context.Context, env *checks.Env) (checks.Result, error
 			older++
 			continue
 		}
+		if strings.Contains(e.Message, conflictMessage) {
+			conflicts++
+			continue
+		}
 		object := e.InvolvedObject.Kind + " " + e.InvolvedObject.Name
 		if e.InvolvedObject.Namespace != "" {
 			object = e.InvolvedObject.Kind + " " + e.InvolvedObject.Namespace + "/" + e.InvolvedObject.Name
@@ -132,9 +144,16 @@ func (CRsEvents) Run(ctx context.Context, env *checks.Env) (checks.Result, error
 			g.last, g.message = last, e.Message
 		}
 	}
-	history := ""
+	var notCounted []string
 	if older > 0 {
-		history = fmt.Sprintf(" (%s older than an hour, not counted)", checks.Plural(older, "Warning event"))
+		notCounted = append(notCounted, checks.Plural(older, "Warning event")+" older than an hour")
+	}
+	if conflicts > 0 {
+		notCounted = append(notCounted, checks.Plural(conflicts, "update conflict")+" the controller retried")
+	}
+	history := ""
+	if len(notCounted) > 0 {
+		history = " (" + strings.Join(notCounted, ", ") + ", not counted)"
 	}
 	if len(groups) == 0 {
 		r.Finish(checks.Pass, "no Warning event on %s in the last hour%s", strings.Join(names, ", "), history)

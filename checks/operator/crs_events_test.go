@@ -56,6 +56,18 @@ func TestCRsEvents(t *testing.T) {
 			reason: "no Warning event on Widget in the last hour (1 Warning event older than an hour, not counted)",
 		},
 		{
+			// KServe records a status update the API server refused as
+			// stale; it retries at once.
+			name: "an update conflict the controller retried is not counted",
+			tweak: func(w *checkstest.World) {
+				e := widgetEvent("a", corev1.EventTypeWarning, "InternalError", 1, 2*time.Minute)
+				e.Message = `fails to update Widget status: Operation cannot be fulfilled on widgets.example.com "w1": the object has been modified; please apply your changes to the latest version and try again`
+				w.Events = append(w.Events, e, widgetEvent("b", corev1.EventTypeWarning, "ReconcileFailed", 1, 61*time.Minute))
+			},
+			status: checks.Pass,
+			reason: "no Warning event on Widget in the last hour (1 Warning event older than an hour, 1 update conflict the controller retried, not counted)",
+		},
+		{
 			// The fake ignores field selectors, so this shows the check's own
 			// filter, which keeps the verdict right whatever served the list.
 			name:   "Normal events do not count",
