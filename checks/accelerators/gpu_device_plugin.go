@@ -47,11 +47,28 @@ var gfdColumns = strings.Join([]string{
 var devicePluginsYAML []byte
 
 // devicePlugin is a kind of device-plugin DaemonSet, known by the labels
-// of its pods and the accelerator resources it advertises.
+// of its pods and the accelerator resources it advertises; or a plugin a
+// managed platform runs in the image of nodes carrying NodeLabels, where
+// the cluster shows no pod of it (EKS Auto Mode).
 type devicePlugin struct {
-	Name      string            `yaml:"name"`
-	Resources []string          `yaml:"resources"`
-	PodLabels map[string]string `yaml:"podLabels"`
+	Name       string            `yaml:"name"`
+	Resources  []string          `yaml:"resources"`
+	PodLabels  map[string]string `yaml:"podLabels"`
+	NodeLabels map[string]string `yaml:"nodeLabels"`
+}
+
+// inImageOf is true for a plugin of the node image of a node labelled
+// nodeLabels.
+func (d devicePlugin) inImageOf(nodeLabels map[string]string) bool {
+	if len(d.NodeLabels) == 0 {
+		return false
+	}
+	for k, v := range d.NodeLabels {
+		if nodeLabels[k] != v {
+			return false
+		}
+	}
+	return true
 }
 
 // serves is true when the plugin advertises the resource: a name in
@@ -68,6 +85,9 @@ func (d devicePlugin) serves(res corev1.ResourceName) bool {
 // runs is true when a pod template carries every one of the plugin's
 // labels.
 func (d devicePlugin) runs(podLabels map[string]string) bool {
+	if len(d.PodLabels) == 0 {
+		return false // a node image's plugin has no pod
+	}
 	for k, v := range d.PodLabels {
 		if podLabels[k] != v {
 			return false
@@ -83,8 +103,8 @@ func devicePlugins() ([]devicePlugin, error) {
 		return nil, err
 	}
 	for i, d := range ds {
-		if d.Name == "" || len(d.Resources) == 0 || len(d.PodLabels) == 0 {
-			return nil, fmt.Errorf("device_plugins.yaml: entry %d needs a name, resources and podLabels", i+1)
+		if d.Name == "" || len(d.Resources) == 0 || (len(d.PodLabels) == 0) == (len(d.NodeLabels) == 0) {
+			return nil, fmt.Errorf("device_plugins.yaml: entry %d needs a name, resources, and podLabels or nodeLabels (one of them)", i+1)
 		}
 	}
 	return ds, nil
@@ -229,7 +249,8 @@ func (GPUDevicePlugin) Run(ctx context.Context, env *checks.Env) (checks.Result,
 	}
 
 	now := env.Now()
-	var fails, warns, unknowns, bad, good []string
+	var fails, warns, unknowns, unseen, bad, good []string
+	imageNodes := map[string]bool{} // nodes a plugin of their image serves
 	judged := 0
 	table := &checks.Table{Header: []string{"NODE", "RESOURCES", "DEVICE PLUGIN POD", "READY"}}
 	for _, g := range gpuNodes {
@@ -286,6 +307,14 @@ func (GPUDevicePlugin) Run(ctx context.Context, env *checks.Env) (checks.Result,
 				fails = append(fails, fmt.Sprintf("node %s: device plugin pod %s/%s for %s is not Running and Ready (%s)", n.Name, p.Namespace, p.Name, resNames, strings.Join(why, "; ")))
 				table.Rows = append(table.Rows, []string{n.Name, resNames, p.Namespace + "/" + p.Name, "False"})
 				nodeFails++
+			case len(candidates) == 0 && !g.labelledOnly && imagePlugin(plugins, key, n.Labels) != "":
+				// Allocatable shows a plugin registered with the kubelet;
+				// its health is the platform's, which the cluster does not
+				// show.
+				name := imagePlugin(plugins, key, n.Labels)
+				table.Rows = append(table.Rows, []string{n.Name, resNames, "<in the node image: " + name + ">", "unseen"})
+				unseen = append(unseen, fmt.Sprintf("node %s: %s served by %s, in the node image, not a pod the cluster shows", n.Name, resNames, name))
+				imageNodes[n.Name] = true
 			case len(candidates) == 0:
 				fails = append(fails, subject+", but no device plugin DaemonSet for "+resNames+" exists")
 				table.Rows = append(table.Rows, []string{n.Name, resNames, "<none>", "False"})
@@ -348,16 +377,35 @@ func (GPUDevicePlugin) Run(ctx context.Context, env *checks.Env) (checks.Result,
 		return r, nil
 	}
 	warns = append(unknowns, warns...)
-	r.Details = append(append([]string(nil), fails...), warns...)
+	r.Details = append(append(append([]string(nil), fails...), warns...), unseen...)
+	inImage := ""
+	if len(unseen) > 0 {
+		inImage = fmt.Sprintf("; the device plugin of %s runs in the node image of a managed platform: registered with the kubelet (its accelerators are allocatable), its health not shown by the cluster",
+			checks.Plural(len(imageNodes), "GPU node"))
+	}
 	switch {
 	case len(fails) > 0:
 		r.Finish(checks.Fail, "%s", checks.CapLines(fails, maxNodeEvidence, "; "))
 	case len(warns) > 0:
-		r.Finish(checks.Warn, "a Ready device plugin pod on each judged GPU node (%s), but %s", pluginNames(sets), checks.CapLines(warns, maxNodeEvidence, "; "))
+		r.Finish(checks.Warn, "a Ready device plugin pod on each judged GPU node (%s), but %s%s", pluginNames(sets), checks.CapLines(warns, maxNodeEvidence, "; "), inImage)
+	case len(sets) == 0:
+		r.Finish(checks.Pass, "every GPU node's device plugin runs in its node image%s", inImage)
 	default:
-		r.Finish(checks.Pass, "a Ready device plugin pod on each of %s (%s)%s", checks.Plural(len(gpuNodes), "GPU node"), pluginNames(sets), policy)
+		r.Finish(checks.Pass, "a Ready device plugin pod on each of %s (%s)%s%s", checks.Plural(len(gpuNodes)-len(imageNodes), "GPU node"), pluginNames(sets), inImage, policy)
 	}
 	return r, nil
+}
+
+// imagePlugin names a plugin of those key joins that a managed platform
+// runs in the image of a node labelled nodeLabels; "" when none does.
+func imagePlugin(plugins []devicePlugin, key string, nodeLabels map[string]string) string {
+	names := strings.Split(key, "\x00")
+	for _, pl := range plugins {
+		if checks.Contains(names, pl.Name) && pl.inImageOf(nodeLabels) {
+			return pl.Name
+		}
+	}
+	return ""
 }
 
 // acceleratorNodes are the nodes with accelerator resources, in capacity

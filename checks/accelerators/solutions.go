@@ -32,8 +32,11 @@ func (c GPUDevicePlugin) Solutions() ([]checks.Solution, error) {
 	}
 	var out []checks.Solution
 	for _, d := range ds {
-		out = append(out, row(c, d.Name, fmt.Sprintf("DaemonSet pods labelled %s, any namespace, on nodes with %s",
-			labelList(d.PodLabels), strings.Join(d.Resources, ", "))))
+		detected := fmt.Sprintf("DaemonSet pods labelled %s, any namespace, on nodes with %s", labelList(d.PodLabels), strings.Join(d.Resources, ", "))
+		if len(d.PodLabels) == 0 {
+			detected = fmt.Sprintf("no pod: nodes labelled %s with %s allocatable", labelList(d.NodeLabels), strings.Join(d.Resources, ", "))
+		}
+		out = append(out, row(c, d.Name, detected))
 	}
 	return out, nil
 }

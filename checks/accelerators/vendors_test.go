@@ -117,6 +117,35 @@ func TestOtherVendorsNodesAndDevicePlugins(t *testing.T) {
 	}
 }
 
+// EKS Auto Mode runs the Neuron and NVIDIA device plugins in its nodes'
+// image: a node labelled as one of its nodes, its accelerators
+// allocatable, needs no plugin pod; one not so labelled still does, and
+// one whose accelerators are not allocatable still fails gpu-allocatable.
+func TestDevicePluginInTheNodeImage(t *testing.T) {
+	neuron := vendors[1]
+	autoMode := func(labelled bool) func(w *checkstest.World) {
+		return func(w *checkstest.World) {
+			neuron.world(w)
+			// No plugin of the cluster's own: no DaemonSet, no pod.
+			labels := map[string]string{"app": "something-else"}
+			w.DevicePlugin.Spec.Template.Labels, w.PluginPod.Labels = labels, labels
+			if labelled {
+				w.Nodes[1].Labels = map[string]string{"eks.amazonaws.com/compute-type": "auto"}
+			}
+		}
+	}
+	checkstest.RunCases(t, accelerators.GPUDevicePlugin{}, []checkstest.Case{
+		{Name: "an Auto Mode node", Edit: autoMode(true), Status: checks.Pass,
+			Reason: "every GPU node's device plugin runs in its node image; the device plugin of 1 GPU node runs in the node image of a managed platform"},
+		{Name: "a node of a group of its own", Edit: autoMode(false), Status: checks.Fail,
+			Reason: "node trn-node-1 advertises aws.amazon.com/neuron"},
+	}, func(t *testing.T, tc checkstest.Case, r checks.Result) {
+		if tc.Status == checks.Pass {
+			assert.Contains(t, r.Details, "node trn-node-1: aws.amazon.com/neuron, aws.amazon.com/neuroncore, aws.amazon.com/neurondevice served by device plugins of EKS Auto Mode's node image, in the node image, not a pod the cluster shows")
+		}
+	})
+}
+
 // On GKE, where no GPU Feature Discovery labels the nodes, a node pool's
 // sharing is said by GKE's own labels: gpu_sharing is judged on those.
 func TestGPUSharingGKELabels(t *testing.T) {

@@ -467,7 +467,7 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 			scenario: "eks-neuron",
 			want: append(append(allPass("kserve"), allPass("kuberay")...),
 				expect{"gpu-allocatable", "", checks.Pass, "2 GPU nodes Ready with accelerators allocatable"},
-				expect{"gpu-device-plugin", "", checks.Fail, "node i-0a1b2c3d4e5f60718 advertises aws.amazon.com/neuron, aws.amazon.com/neuroncore, but no device plugin DaemonSet"},
+				expect{"gpu-device-plugin", "", checks.Pass, "the device plugin of 1 GPU node runs in the node image of a managed platform"},
 				expect{"accelerator-drivers", "", checks.Warn, "the driver of 1 accelerator node cannot be seen (no labeller of its vendor is known): i-0a1b2c3d4e5f60718"},
 				expect{"autoscaler-found", "", checks.Pass, "Karpenter (EKS Auto Mode), 1 NodePool Ready of 1"},
 				expect{"accelerator-node-groups", "", checks.Pass, "NodePool neuron (limit aws.amazon.com/neuron)"},
@@ -479,7 +479,7 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 				expect{"device-access-mediated", "", checks.Pass, "on 2 accelerator nodes, no pod outside the accelerator stack reaches a device around a request"}),
 			verdicts: []expectVerdict{
 				{requirement: "cluster_autoscaling", status: checks.Implemented, result: checks.Pass, conclusion: "shown at work by accelerator-scale-ups: 1 accelerator scale-up: NodeClaim neuron-x7k2p"},
-				{requirement: "gpu_nodes_allocatable", status: checks.PartiallyImplemented, result: checks.Fail, conclusion: "gpu-device-plugin: node i-0a1b2c3d4e5f60718"},
+				{requirement: "gpu_nodes_allocatable", status: checks.Implemented, result: checks.Pass, conclusion: "runs in the node image of a managed platform"},
 				{requirement: "driver_runtime_management", status: checks.Implemented, result: checks.Warn, conclusion: "i-0a1b2c3d4e5f60718"},
 				{requirement: "accelerator_metrics", status: checks.NotImplemented, result: checks.Fail, conclusion: "AWS Neuron Monitor"},
 				{requirement: "ai_service_metrics", status: checks.Implemented, result: checks.Warn, conclusion: "its targets are kept in CloudWatch"},
