@@ -93,7 +93,16 @@ func NewLive(flags *Flags, now func() time.Time) (*Live, error) {
 	get := func(ctx context.Context, path string) ([]byte, error) {
 		// kubectl's Accept: a proxied exporter then answers in its text
 		// format, as it does for kubectl.
-		return plain.Discovery().RESTClient().Get().RequestURI(path).SetHeader("Accept", "application/json, */*").DoRaw(ctx)
+		res := plain.Discovery().RESTClient().Get().RequestURI(path).SetHeader("Accept", "application/json, */*").Do(ctx)
+		body, err := res.Raw()
+		if err != nil {
+			// Error, not Raw's error: it reads the server's Status from
+			// the body, as kubectl get --raw does, so that a failed
+			// proxy says why ("error trying to reach service: ...")
+			// rather than its status code's generic sentence.
+			err = res.Error()
+		}
+		return body, err
 	}
 	return &Live{
 		Kube: kube, APIExtensions: ext, Dynamic: dyn, Tables: tables.get, Get: get, pages: &pageReader{client: kube.CoreV1().RESTClient()},
