@@ -298,6 +298,10 @@ func (GPUDevicePlugin) Run(ctx context.Context, env *checks.Env) (checks.Result,
 					}
 				}
 			}
+			inImage := ""
+			if len(candidates) == 0 && !g.labelledOnly {
+				inImage = imagePlugin(plugins, key, n.Labels)
+			}
 			switch {
 			case len(ready) > 0:
 				table.Rows = append(table.Rows, []string{n.Name, resNames, ready[0].Namespace + "/" + ready[0].Name, "True"})
@@ -307,13 +311,12 @@ func (GPUDevicePlugin) Run(ctx context.Context, env *checks.Env) (checks.Result,
 				fails = append(fails, fmt.Sprintf("node %s: device plugin pod %s/%s for %s is not Running and Ready (%s)", n.Name, p.Namespace, p.Name, resNames, strings.Join(why, "; ")))
 				table.Rows = append(table.Rows, []string{n.Name, resNames, p.Namespace + "/" + p.Name, "False"})
 				nodeFails++
-			case len(candidates) == 0 && !g.labelledOnly && imagePlugin(plugins, key, n.Labels) != "":
+			case inImage != "":
 				// Allocatable shows a plugin registered with the kubelet;
 				// its health is the platform's, which the cluster does not
 				// show.
-				name := imagePlugin(plugins, key, n.Labels)
-				table.Rows = append(table.Rows, []string{n.Name, resNames, "<in the node image: " + name + ">", "unseen"})
-				unseen = append(unseen, fmt.Sprintf("node %s: %s served by %s, in the node image, not a pod the cluster shows", n.Name, resNames, name))
+				table.Rows = append(table.Rows, []string{n.Name, resNames, "<in the node image: " + inImage + ">", "unseen"})
+				unseen = append(unseen, fmt.Sprintf("node %s: %s served by %s, in the node image, not a pod the cluster shows", n.Name, resNames, inImage))
 				imageNodes[n.Name] = true
 			case len(candidates) == 0:
 				fails = append(fails, subject+", but no device plugin DaemonSet for "+resNames+" exists")
