@@ -36,6 +36,11 @@ type Requirement struct {
 	ShownBy []string `yaml:"shownBy"`
 }
 
+// UserProgram is the Program of a requirement a user declares in their
+// own checks: it appears in reports, never in a PRODUCT.yaml, which
+// holds only the checklist's ids.
+const UserProgram = "user"
+
 //go:embed catalog.yaml
 var catalogYAML []byte
 
