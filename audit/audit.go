@@ -24,32 +24,37 @@ const (
 )
 
 // Plan is what an audit runs: the requirements and checks of a selection,
-// the operator profiles, and the digest of that catalog.
+// the operator profiles, the user's extensions, and the digest of that
+// catalog.
 type Plan struct {
 	Selection checks.Selection
 	Profiles  []*checks.Profile
-	// Digest identifies the catalog the verdicts were judged by.
+	// Skips are what the user left out of the run, with why.
+	Skips []checks.Exclusion
+	// Digest identifies the catalog the verdicts were judged by; a run
+	// with extensions says so in it ("+extensions:sha256:...").
 	Digest string
+	// skippedChecks are the skipped checks the selection had, for the
+	// results that say so.
+	skippedChecks []checks.Meta
 }
 
-// SelectionError is a selection naming no requirement or check: a usage
-// error, known before the cluster is read.
+// SelectionError is a selection naming no requirement or check, or
+// extensions that do not fit the catalog: a usage error, known before the
+// cluster is read.
 type SelectionError struct{ Err error }
 
 func (e *SelectionError) Error() string { return e.Err.Error() }
 func (e *SelectionError) Unwrap() error { return e.Err }
 
 // NewPlan resolves ids ("all", requirement ids, check ids) against the
-// built-in checks; profiles nil means the built-in ones.
-func NewPlan(ids []string, profiles []*checks.Profile) (*Plan, error) {
+// built-in checks and the user's extensions; profiles nil means the
+// built-in ones.
+func NewPlan(ids []string, profiles []*checks.Profile, ext checks.Extensions) (*Plan, error) {
 	registry := builtin.Registry()
 	catalog, err := checks.Catalog(registry)
 	if err != nil {
 		return nil, err
-	}
-	sel, err := checks.Select(ids, catalog, registry)
-	if err != nil {
-		return nil, &SelectionError{err}
 	}
 	if profiles == nil {
 		if profiles, err = checks.BuiltinProfiles(); err != nil {
@@ -60,7 +65,37 @@ func NewPlan(ids []string, profiles []*checks.Profile) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Plan{Selection: sel, Profiles: profiles, Digest: digest}, nil
+	if !ext.Empty() {
+		if catalog, registry, err = checks.Extend(catalog, registry, ext); err != nil {
+			return nil, &SelectionError{err}
+		}
+		d, err := ext.Digest()
+		if err != nil {
+			return nil, err
+		}
+		digest += "+extensions:" + d
+	}
+	sel, err := checks.Select(ids, catalog, registry)
+	if err != nil {
+		return nil, &SelectionError{err}
+	}
+	p := &Plan{Selection: sel.Without(ext.Skips), Profiles: profiles, Skips: ext.Skips, Digest: digest}
+	for _, c := range sel.Checks {
+		if skip(ext.Skips, c.Meta().ID) != nil {
+			p.skippedChecks = append(p.skippedChecks, c.Meta())
+		}
+	}
+	return p, nil
+}
+
+// skip is the exclusion of id, nil when it runs.
+func skip(skips []checks.Exclusion, id string) *checks.Exclusion {
+	for i := range skips {
+		if skips[i].ID == id {
+			return &skips[i]
+		}
+	}
+	return nil
 }
 
 // Audit is a cluster source opened for one audit: every check reads it
@@ -133,7 +168,18 @@ func (a *Audit) Run(ctx context.Context, p *Plan, o Options) (Result, error) {
 	if ctx.Err() != nil {
 		return Result{}, fmt.Errorf("%w: %w", ErrInterrupted, context.Cause(ctx))
 	}
+	for _, m := range p.skippedChecks {
+		s := skip(p.Skips, m.ID)
+		at := a.now()
+		out.Results = append(out.Results, checks.Result{Check: m, Status: checks.Skip,
+			Reason: fmt.Sprintf("skipped by %s: %s", s.Source, s.Reason), Started: at, Finished: at})
+	}
 	verdicts := checks.Evaluate(p.Selection.Requirements, out)
+	for i, v := range verdicts {
+		if s := skip(p.Skips, v.Requirement.ID); s != nil {
+			verdicts[i] = checks.SkippedVerdict(v.Requirement, *s)
+		}
+	}
 	tool := o.Tool
 	tool.CatalogDigest = p.Digest
 	rep := report.Build(tool, a.Info, a.Started, a.now(), out, verdicts)

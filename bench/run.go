@@ -16,7 +16,7 @@ import (
 // at a time as its flag's default, the report sealed and rendered as Markdown
 // and JSON (into io.Discard: writing files is not what is measured).
 func CheckAll(ctx context.Context, src cluster.Source) (audit.Result, error) {
-	plan, err := audit.NewPlan([]string{"all"}, nil)
+	plan, err := audit.NewPlan([]string{"all"}, nil, checks.Extensions{})
 	if err != nil {
 		return audit.Result{}, err
 	}

@@ -34,6 +34,9 @@ type Requirement struct {
 	// pass for the solution to carry the requirement: one that is merely
 	// installed and healthy does not.
 	ShownBy []string `yaml:"shownBy"`
+	// UserChecks are the checks among Checks that a user added to a
+	// requirement of the checklist (see Extend): its verdict names them.
+	UserChecks []string `yaml:"-"`
 }
 
 // UserProgram is the Program of a requirement a user declares in their

@@ -16,6 +16,17 @@ const (
 	NotApplicable        RequirementStatus = "N/A"
 )
 
+// Skipped is a requirement the user left out of the run, with a reason
+// (skip: in aiconform.yaml). It is not a status a PRODUCT.yaml accepts:
+// a submission states every requirement of its checklist.
+const Skipped RequirementStatus = "Skipped"
+
+// SkippedVerdict is the verdict of a requirement left out of the run.
+func SkippedVerdict(req Requirement, s Exclusion) Verdict {
+	return Verdict{Requirement: req, Status: Skipped, Result: Skip,
+		Conclusion: fmt.Sprintf("skipped by %s: %s", s.Source, s.Reason)}
+}
+
 // OperatorVerdict is how one operator fared on a per-operator requirement.
 type OperatorVerdict struct {
 	Operator string
@@ -65,9 +76,26 @@ func Evaluate(reqs []Requirement, out Outcome) []Verdict {
 			v.Status = PartiallyImplemented
 			v.Conclusion = fmt.Sprintf("only some checks ran (not run: %s); of those: %s", strings.Join(missing, ", "), v.Conclusion)
 		}
+		if user := ranOf(req.UserChecks, rs); len(user) > 0 {
+			v.Conclusion += fmt.Sprintf(" [judged with the user's checks %s besides aiconform's]", strings.Join(user, ", "))
+		}
 		vs = append(vs, v)
 	}
 	return vs
+}
+
+// ranOf are the ids among ids that have a result in rs.
+func ranOf(ids []string, rs []Result) []string {
+	var out []string
+	for _, id := range ids {
+		for _, r := range rs {
+			if r.Check.ID == id {
+				out = append(out, id)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // candidate is true when the profile called operator may carry the

@@ -84,8 +84,12 @@ func Summary(w io.Writer, r *Report) error {
 	tabs := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
 	for _, req := range r.Requirements {
 		line := fmt.Sprintf("%s\t%s\t%s\t%s", req.ID, req.Level, req.Status, req.Result)
-		if req.Operator != "" {
+		switch {
+		case req.Operator != "":
 			line += "\tcarried by " + req.Operator
+		case req.Status == string(checks.Skipped):
+			// The user's reason, which no check result carries.
+			line += "\t" + req.Conclusion
 		}
 		if _, err := fmt.Fprintln(tabs, line); err != nil {
 			return err

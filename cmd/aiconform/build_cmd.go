@@ -93,6 +93,12 @@ would reject it, which it will until the vendor adds what aiconform cannot judge
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.loadConfig(cmd.Flags()); err != nil {
+				return err
+			}
+			if ids := skipsOfChecklist(o.extensions()); ids != "" {
+				return usageErrorf("a submission states every requirement of its checklist, and the config skips %s: build with a config without them (--config)", ids)
+			}
 			if err := o.Validate(cmd); err != nil {
 				return err
 			}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/config"
 	"github.com/aiconform/aiconform/report"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -47,14 +48,22 @@ func NewCmdCheck(streams genericiooptions.IOStreams, now func() time.Time, runF 
   aiconform check robust_controller --operator kserve -o json
   # two clusters, a report each in r/prod and r/staging, a matrix on stdout
   aiconform check all --context prod,staging --out r/`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usageErrorf("name what to check: `all`, a requirement id or a check id (`aiconform list` shows them)")
-			}
-			return nil
-		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.loadConfig(cmd.Flags()); err != nil {
+				return err
+			}
 			o.IDs = args
+			if c := o.Config; c != nil {
+				if len(args) == 0 {
+					o.IDs = c.Run
+				}
+				if c.FailOn != "" && !cmd.Flags().Changed("fail-on") {
+					o.FailOn = c.FailOn
+				}
+			}
+			if len(o.IDs) == 0 {
+				return usageErrorf("name what to check: `all`, a requirement id or a check id (`aiconform list` shows them), or `run:` in %s", config.DefaultName)
+			}
 			if err := o.Validate(); err != nil {
 				return err
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/aiconform/aiconform/audit"
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/cluster"
+	"github.com/aiconform/aiconform/config"
 	"github.com/aiconform/aiconform/probe"
 	"github.com/aiconform/aiconform/report"
 	"github.com/spf13/pflag"
@@ -49,6 +50,10 @@ type RunFlags struct {
 	// bytes of the RedactKey file (--redact, --redact-key).
 	Redact    bool
 	RedactKey string
+	// ConfigFile is --config; Config is the file read (it, or
+	// aiconform.yaml in the working directory), nil when there is none.
+	ConfigFile string
+	Config     *config.File
 }
 
 func newRunFlags() RunFlags {
@@ -58,6 +63,7 @@ func newRunFlags() RunFlags {
 // AddFlags registers the flags.
 func (f *RunFlags) AddFlags(fs *pflag.FlagSet) {
 	f.ConfigFlags.AddFlags(fs)
+	fs.StringVar(&f.ConfigFile, "config", "", "a config file of the run's choices, overridden by flags (default: "+config.DefaultName+" in the working directory, when there is one)")
 	fs.StringSliceVar(&f.Operators, "operator", nil, "limit the run to these operator profiles (kserve, kuberay, ...)")
 	fs.StringArrayVar(&f.Profiles, "profile", nil, "an operator profile YAML file to add (repeatable)")
 	fs.DurationVar(&f.Timeout, "timeout", audit.DefaultTimeout, "time limit of each check")
@@ -114,7 +120,7 @@ func (f *RunFlags) Report(ctx context.Context, ids []string, failOn checks.Level
 	if err != nil {
 		return nil, err
 	}
-	plan, err := audit.NewPlan(ids, profiles)
+	plan, err := audit.NewPlan(ids, profiles, f.extensions())
 	if err != nil {
 		var sel *audit.SelectionError
 		if errors.As(err, &sel) {

@@ -82,7 +82,7 @@ func Audit(ctx context.Context, t *testing.T, kubeconfig, as string) audit.Resul
 	t.Helper()
 	live, err := cluster.NewLiveFor(kubeconfig, as, time.Now)
 	require.NoError(t, err)
-	plan, err := audit.NewPlan([]string{"all"}, nil)
+	plan, err := audit.NewPlan([]string{"all"}, nil, checks.Extensions{})
 	require.NoError(t, err)
 	a, err := audit.Open(ctx, live, time.Now)
 	require.NoError(t, err)

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/aiconform/aiconform/report"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// writeConfig writes an aiconform.yaml into a directory of its own.
+func writeConfig(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "aiconform.yaml")
+	require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+	return p
+}
+
+func TestConfigSkipsARequirementWithItsReason(t *testing.T) {
+	cfg := writeConfig(t, `run: [cluster_autoscaling, gpu_nodes_allocatable, gpu-device-plugin]
+skip:
+  - id: cluster_autoscaling
+    reason: bare metal, a fixed pool of nodes
+  - id: gpu-device-plugin
+    reason: the node image runs it
+`)
+	code, stdout, stderr := run(t, "check", "--fixture", "demo", "--config", cfg, "-o", "json")
+	require.Equal(t, 0, code, stderr)
+	c := jsonschema.NewCompiler()
+	schema, err := c.Compile("../../docs/report.schema.json")
+	require.NoError(t, err)
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(stdout))
+	require.NoError(t, err)
+	assert.NoError(t, schema.Validate(doc))
+	var rep report.Report
+	require.NoError(t, json.Unmarshal([]byte(stdout), &rep))
+	require.Len(t, rep.Requirements, 2)
+	ca := rep.Requirements[1]
+	if ca.ID != "cluster_autoscaling" {
+		ca = rep.Requirements[0]
+	}
+	assert.Equal(t, "cluster_autoscaling", ca.ID)
+	assert.Equal(t, "Skipped", ca.Status)
+	assert.Equal(t, "skip", ca.Result)
+	assert.Equal(t, "skipped by aiconform.yaml:3: bare metal, a fixed pool of nodes", ca.Conclusion)
+	assert.Empty(t, ca.Checks, "a skipped requirement's checks do not run")
+
+	var plugin *report.Check
+	for _, r := range rep.Requirements {
+		for i, c := range r.Checks {
+			if c.ID == "gpu-device-plugin" {
+				plugin = &r.Checks[i]
+			}
+		}
+	}
+	require.NotNil(t, plugin, "a skipped check is in the report, saying so")
+	assert.Equal(t, "skip", plugin.Status)
+	assert.Equal(t, "skipped by aiconform.yaml:5: the node image runs it", plugin.Reason)
+	assert.Empty(t, plugin.Evidence)
+	assert.Contains(t, rep.Tool.CatalogDigest, "+extensions:sha256:", "the digest says the run had extensions")
+}
+
+func TestConfigFlagsOverrideTheFile(t *testing.T) {
+	// The demo fails a MUST without --probe; failOn and run come from the
+	// file.
+	cfg := writeConfig(t, "run: [secure_accelerator_access]\nfailOn: should\n")
+	code, _, _ := run(t, "check", "--fixture", "demo", "--config", cfg)
+	assert.Equal(t, 1, code)
+	// An id on the command line wins over run:.
+	code, stdout, stderr := run(t, "check", "gpu_nodes_allocatable", "--fixture", "demo", "--config", cfg)
+	assert.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "gpu_nodes_allocatable")
+	assert.NotContains(t, stdout, "secure_accelerator_access")
+
+	// A timeout of the file, a flag that overrides it.
+	cfg = writeConfig(t, "run: [all]\ntimeout: 0s\nconcurrency: 0\nprobe:\n  image: ''\n")
+	code, _, stderr = run(t, "check", "--fixture", "demo", "--config", cfg, "--probe-image", "")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "--probe-image must name an image")
+}
+
+func TestConfigMistakesAreUsageErrors(t *testing.T) {
+	for name, tt := range map[string]struct{ body, want string }{
+		"unknown key":  {"run: [all]\nprobes:\n  enabled: true\n", `aiconform.yaml:2: unknown key "probes"; did you mean "probe"?`},
+		"skip unknown": {"run: [all]\nskip:\n  - id: robust_controler\n    reason: x\n", `aiconform.yaml:3: skip robust_controler: no requirement or check has that id; did you mean "robust_controller"?`},
+		"no reason":    {"run: [all]\nskip:\n  - id: dra_support\n", "aiconform.yaml:3: skip dra_support: give the reason the report shows"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg := writeConfig(t, tt.body)
+			code, _, stderr := run(t, "check", "--fixture", "demo", "--config", cfg)
+			assert.Equal(t, 2, code)
+			assert.Contains(t, stderr, tt.want)
+		})
+	}
+	code, _, stderr := run(t, "check", "all", "--fixture", "demo", "--config", filepath.Join(t.TempDir(), "none.yaml"))
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "--config: stat ")
+}
+
+func TestSubmissionBuildRefusesSkips(t *testing.T) {
+	cfg := writeConfig(t, "skip:\n  - id: cluster_autoscaling\n    reason: bare metal\n")
+	code, _, stderr := run(t, "submission", "build", "--fixture", "demo", "--config", cfg,
+		"--template", "x", "--metadata", "y", "--out", t.TempDir())
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "a submission states every requirement of its checklist, and the config skips cluster_autoscaling (aiconform.yaml:2)")
+}
