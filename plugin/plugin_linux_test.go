@@ -1,0 +1,215 @@
+//go:build linux
+
+package plugin
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/probe"
+)
+
+var fixedNow = time.Date(2026, 12, 7, 6, 52, 0, 0, time.UTC)
+
+// fakeSpec is a spec running this test binary as the fake plugin mode.
+func fakeSpec(t *testing.T, mode string, timeout time.Duration) Spec {
+	t.Helper()
+	self, err := os.Executable()
+	require.NoError(t, err)
+	return Spec{Name: mode, Path: self, Requirement: "robust_controller", Timeout: timeout, Source: "aiconform.yaml:12"}
+}
+
+func run(t *testing.T, ctx context.Context, spec Spec, conn Conn, env *checks.Env) checks.Result {
+	t.Helper()
+	if env == nil {
+		env = &checks.Env{Now: func() time.Time { return fixedNow }}
+	}
+	res, err := New(spec, conn).Run(ctx, env)
+	require.NoError(t, err, "a plugin's failure is a result, not an error")
+	return res
+}
+
+func TestRunVerdicts(t *testing.T) {
+	t.Setenv("FAKE_API_TOKEN", "s3cr3t-value-of-the-env")
+	tests := []struct {
+		mode   string
+		status checks.Status
+		reason []string
+	}{
+		{"pass", checks.Pass, []string{"every node is labelled"}},
+		{"fail", checks.Fail, []string{"node n2 has no label second line"}},
+		{"invalid", checks.Error, []string{"printed no valid answer", "not a JSON answer", `"this is not JSON: xxx`, "… (2019 bytes in all)"}},
+		{"exit", checks.Error, []string{"exited with code 3", `its stderr: "boom: cannot reach the cluster, token [$FAKE_API_TOKEN redacted]"`}},
+		{"silent", checks.Error, []string{"printed nothing on stdout"}},
+		{"no-status", checks.Error, []string{`no "status"`, `"status": "pass"`}},
+		{"status-ok", checks.Error, []string{`"status" is "ok"`}},
+		{"no-captured-at", checks.Error, []string{`evidence[0]: no "capturedAt"`}},
+		{"huge", checks.Error, []string{"more than 4 MiB"}},
+		{"unknown-mode", checks.Error, []string{"exited with code 99", "unknown fake unknown-mode"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			res := run(t, context.Background(), fakeSpec(t, tt.mode, time.Minute), Conn{}, nil)
+			assert.Equal(t, tt.status, res.Status, res.Reason)
+			for _, want := range tt.reason {
+				assert.Contains(t, res.Reason, want)
+			}
+			assert.NotContains(t, res.Reason, "s3cr3t")
+			if tt.status == checks.Error {
+				assert.Empty(t, res.Evidence, "no evidence of an answer that does not count")
+			}
+		})
+	}
+}
+
+func TestRunRequestAndEvidence(t *testing.T) {
+	t.Setenv("FAKE_API_TOKEN", "s3cr3t-value-of-the-env")
+	spec := fakeSpec(t, "pass", 30*time.Second)
+	conn := Conn{Kubeconfig: "/home/u/.kube/config", Context: "prod", RunID: "20261207-065200-abcd"}
+	res := run(t, context.Background(), spec, conn, nil)
+	require.Equal(t, checks.Pass, res.Status, res.Reason)
+	assert.Equal(t, []string{
+		"runID=20261207-065200-abcd", "check=plugin-pass", "requirement=robust_controller",
+		"kubeconfig=/home/u/.kube/config", "context=prod", "probe=false", "timeoutSeconds=30",
+		"deadline=2026-12-07T06:52:30Z", "token=[$FAKE_API_TOKEN redacted]",
+	}, res.Details)
+	require.Len(t, res.Evidence, 1)
+	assert.Equal(t, checks.Step{
+		Command: "kubectl get nodes", Output: "NAME   STATUS\nn1     Ready\n",
+		CapturedAt: time.Date(2026, 12, 7, 6, 50, 0, 0, time.UTC),
+		Note:       "printed by plugin pass, not captured by aiconform: from the fake",
+	}, res.Evidence[0])
+
+	t.Run("probe session's run id", func(t *testing.T) {
+		env := &checks.Env{Now: func() time.Time { return fixedNow }, Probe: &probe.Session{RunID: "20261207-065000-beef"}}
+		res := run(t, context.Background(), spec, conn, env)
+		assert.Contains(t, res.Details, "runID=20261207-065000-beef")
+		assert.Contains(t, res.Details, "probe=true")
+	})
+	t.Run("run id derived as probe makes them", func(t *testing.T) {
+		res := run(t, context.Background(), spec, Conn{}, nil)
+		require.NotEmpty(t, res.Details)
+		assert.Regexp(t, `^runID=20261207-065200-[0-9a-f]{4}$`, res.Details[0])
+	})
+	t.Run("the run's deadline when sooner", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		res := run(t, ctx, spec, conn, nil)
+		var secs float64
+		for _, d := range res.Details {
+			if _, err := fmt.Sscanf(d, "timeoutSeconds=%g", &secs); err == nil {
+				break
+			}
+		}
+		assert.InDelta(t, 10, secs, 1)
+	})
+}
+
+// started runs spec in the background and returns, once the fake wrote
+// them, its pid and its child's, and the result when the run ends.
+func started(t *testing.T, ctx context.Context, spec Spec) (pluginPid, childPid int, result <-chan checks.Result) {
+	t.Helper()
+	fifo := filepath.Join(t.TempDir(), "ready")
+	require.NoError(t, unix.Mkfifo(fifo, 0o600))
+	t.Setenv(readyEnv, fifo)
+	results := make(chan checks.Result, 1)
+	go func() {
+		res, _ := New(spec, Conn{}).Run(ctx, &checks.Env{Now: time.Now})
+		results <- res
+	}()
+	pids := make(chan [2]int, 1)
+	go func() {
+		f, err := os.Open(fifo) // blocks until the fake opens it
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		var p [2]int
+		if _, err := fmt.Fscan(bufio.NewReader(f), &p[0], &p[1]); err == nil {
+			pids <- p
+		}
+	}()
+	select {
+	case p := <-pids:
+		return p[0], p[1], results
+	case res := <-results:
+		t.Fatalf("the plugin ended before it said it started: %s: %s", res.Status, res.Reason)
+	}
+	return 0, 0, nil
+}
+
+// assertGone waits for child (ours since the test is a subreaper) and says
+// it was killed, then that the plugin's process group is empty.
+func assertGone(t *testing.T, pluginPid, childPid int) {
+	t.Helper()
+	type waited struct {
+		status unix.WaitStatus
+		err    error
+	}
+	w := make(chan waited, 1)
+	go func() {
+		var ws unix.WaitStatus
+		_, err := unix.Wait4(childPid, &ws, 0, nil)
+		w <- waited{ws, err}
+	}()
+	timer := time.NewTimer(10 * time.Second)
+	defer timer.Stop()
+	select {
+	case got := <-w:
+		require.NoError(t, got.err)
+		assert.True(t, got.status.Signaled() && got.status.Signal() == unix.SIGKILL, "the plugin's child was killed: %v", got.status)
+	case <-timer.C:
+		_ = unix.Kill(childPid, unix.SIGKILL)
+		t.Fatalf("the plugin's child %d is still running", childPid)
+	}
+	assert.Equal(t, unix.ESRCH, unix.Kill(-pluginPid, 0), "the plugin's process group is gone")
+}
+
+func TestRunTimeoutKillsTheGroup(t *testing.T) {
+	pluginPid, childPid, results := started(t, context.Background(), fakeSpec(t, "hang", 500*time.Millisecond))
+	res := <-results
+	assert.Equal(t, checks.Error, res.Status)
+	assert.Contains(t, res.Reason, "plugin hang did not answer within 500ms; its process group was killed")
+	assert.Contains(t, res.Reason, `its stderr: "waiting for ever"`)
+	assertGone(t, pluginPid, childPid)
+}
+
+func TestRunCancelKillsTheGroup(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pluginPid, childPid, results := started(t, ctx, fakeSpec(t, "hang", time.Minute))
+	cancel() // as Ctrl-C does to the run
+	res := <-results
+	assert.Equal(t, checks.Error, res.Status)
+	assert.Contains(t, res.Reason, "plugin hang stopped: context canceled; its process group was killed")
+	assertGone(t, pluginPid, childPid)
+}
+
+func TestRunKillsWhatAPluginLeft(t *testing.T) {
+	pluginPid, childPid, results := started(t, context.Background(), fakeSpec(t, "orphan", time.Minute))
+	res := <-results
+	assert.Equal(t, checks.Pass, res.Status, res.Reason)
+	assertGone(t, pluginPid, childPid)
+}
+
+func TestRunNotStarted(t *testing.T) {
+	res := run(t, context.Background(), Spec{Name: "gone", Path: filepath.Join(t.TempDir(), "aiconform-check-gone")}, Conn{}, nil)
+	assert.Equal(t, checks.Error, res.Status)
+	assert.Contains(t, res.Reason, "plugin gone not started")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res = run(t, ctx, fakeSpec(t, "pass", time.Minute), Conn{}, nil)
+	assert.Equal(t, checks.Error, res.Status)
+	assert.NotEqual(t, checks.Pass, res.Status)
+}
