@@ -67,37 +67,3 @@ func TestMeta(t *testing.T) {
 	assert.Equal(t, "gpu-labels", m.ID)
 	assert.Equal(t, "GPU nodes are labelled", m.Title)
 }
-
-func TestParseAnswer(t *testing.T) {
-	const v = `"apiVersion":"aiconform.io/plugin/v1"`
-	ok := `{` + v + `,"status":"warn","reason":"r","details":["d"],"evidence":[{"command":"c","output":"","capturedAt":"2026-12-07T06:50:00.5Z"}]}`
-	a, err := ParseAnswer([]byte(ok + "\n"))
-	require.NoError(t, err)
-	assert.Equal(t, Answer{APIVersion: APIVersion, Status: "warn", Reason: "r", Details: []string{"d"},
-		Evidence: []Evidence{{Command: "c", Output: "", CapturedAt: "2026-12-07T06:50:00.5Z"}}}, a)
-
-	bad := map[string]string{
-		"empty":                  ``,
-		"not JSON":               `ok`,
-		"two objects":            ok + ok,
-		"no apiVersion":          `{"status":"pass","reason":"r"}`,
-		"another apiVersion":     `{"apiVersion":"aiconform.io/plugin/v2","status":"pass","reason":"r"}`,
-		"no status":              `{` + v + `,"reason":"r"}`,
-		"status Pass":            `{` + v + `,"status":"Pass","reason":"r"}`,
-		"no reason":              `{` + v + `,"status":"pass"}`,
-		"blank reason":           `{` + v + `,"status":"pass","reason":" "}`,
-		"unknown field":          `{` + v + `,"status":"pass","reason":"r","verdict":"pass"}`,
-		"evidence without time":  `{` + v + `,"status":"pass","reason":"r","evidence":[{"command":"c","output":""}]}`,
-		"evidence not UTC":       `{` + v + `,"status":"pass","reason":"r","evidence":[{"command":"c","output":"","capturedAt":"2026-12-07T07:50:00+01:00"}]}`,
-		"evidence not a time":    `{` + v + `,"status":"pass","reason":"r","evidence":[{"command":"c","output":"","capturedAt":"yesterday"}]}`,
-		"evidence no command":    `{` + v + `,"status":"pass","reason":"r","evidence":[{"output":"","capturedAt":"2026-12-07T06:50:00Z"}]}`,
-		"evidence no output":     `{` + v + `,"status":"pass","reason":"r","evidence":[{"command":"c","capturedAt":"2026-12-07T06:50:00Z"}]}`,
-		"evidence unknown field": `{` + v + `,"status":"pass","reason":"r","evidence":[{"command":"c","output":"","capturedAt":"2026-12-07T06:50:00Z","at":"x"}]}`,
-	}
-	for name, out := range bad {
-		t.Run(name, func(t *testing.T) {
-			_, err := ParseAnswer([]byte(out))
-			assert.Error(t, err)
-		})
-	}
-}

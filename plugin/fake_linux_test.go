@@ -66,6 +66,8 @@ func fake(mode string) int {
 		answer("pass", "a pass printed before dying does not count")
 		fmt.Fprintln(os.Stderr, "boom: cannot reach the cluster, token", os.Getenv("FAKE_API_TOKEN"))
 		return 3
+	case "request":
+		requestEcho(in)
 	case "silent":
 	case "no-status":
 		fmt.Println(`{"apiVersion":"` + APIVersion + `","reason":"all good"}`)
@@ -109,4 +111,10 @@ func block() {
 	c := make(chan os.Signal, 1)
 	signal.Notify(c, syscall.SIGUSR1)
 	<-c
+}
+
+// requestEcho is the fake that answers with the request it read, verbatim.
+func requestEcho(in []byte) {
+	a := map[string]any{"apiVersion": APIVersion, "status": "skip", "reason": "echo", "details": []string{string(in)}}
+	_ = json.NewEncoder(os.Stdout).Encode(a)
 }

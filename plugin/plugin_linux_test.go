@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -212,4 +214,23 @@ func TestRunNotStarted(t *testing.T) {
 	res = run(t, ctx, fakeSpec(t, "pass", time.Minute), Conn{}, nil)
 	assert.Equal(t, checks.Error, res.Status)
 	assert.NotEqual(t, checks.Pass, res.Status)
+}
+
+// TestRequestSchema validates the request a plugin really reads against
+// docs/report.schema.json.
+func TestRequestSchema(t *testing.T) {
+	s := schemaDef(t, "pluginRequest")
+	for name, conn := range map[string]Conn{
+		"defaults":        {},
+		"kubeconfig, run": {Kubeconfig: "/k", Context: "c", RunID: "20261207-065200-abcd"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			res := run(t, context.Background(), fakeSpec(t, "request", time.Minute), conn, nil)
+			require.Equal(t, checks.Skip, res.Status, res.Reason)
+			require.Len(t, res.Details, 1)
+			doc, err := jsonschema.UnmarshalJSON(strings.NewReader(res.Details[0]))
+			require.NoError(t, err)
+			assert.NoError(t, s.Validate(doc), res.Details[0])
+		})
+	}
 }

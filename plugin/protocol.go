@@ -136,7 +136,7 @@ func ParseAnswer(out []byte) (Answer, error) {
 
 func (e rawEvidence) step() (step, error) {
 	switch {
-	case e.Command == nil || strings.TrimSpace(*e.Command) == "":
+	case e.Command == nil || *e.Command == "":
 		return step{}, errors.New(`no "command": evidence names what a person can re-run`)
 	case e.Output == nil:
 		return step{}, errors.New(`no "output"`)
