@@ -51,8 +51,7 @@ func (e *SelectionError) Unwrap() error { return e.Err }
 // built-in checks and the user's extensions; profiles nil means the
 // built-in ones.
 func NewPlan(ids []string, profiles []*checks.Profile, ext checks.Extensions) (*Plan, error) {
-	registry := builtin.Registry()
-	catalog, err := checks.Catalog(registry)
+	catalog, registry, err := Catalog(ext)
 	if err != nil {
 		return nil, err
 	}
@@ -61,14 +60,11 @@ func NewPlan(ids []string, profiles []*checks.Profile, ext checks.Extensions) (*
 			return nil, err
 		}
 	}
-	digest, err := checks.CatalogDigest(registry, profiles)
+	digest, err := checks.CatalogDigest(builtin.Registry(), profiles)
 	if err != nil {
 		return nil, err
 	}
 	if !ext.Empty() {
-		if catalog, registry, err = checks.Extend(catalog, registry, ext); err != nil {
-			return nil, &SelectionError{err}
-		}
 		d, err := ext.Digest()
 		if err != nil {
 			return nil, err
@@ -86,6 +82,25 @@ func NewPlan(ids []string, profiles []*checks.Profile, ext checks.Extensions) (*
 		}
 	}
 	return p, nil
+}
+
+// Catalog is the requirements and the checks of a run: the built-in ones
+// with the user's extensions. Extensions that do not fit the catalog are
+// a SelectionError.
+func Catalog(ext checks.Extensions) ([]checks.Requirement, []checks.Check, error) {
+	registry := builtin.Registry()
+	catalog, err := checks.Catalog(registry)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ext.Empty() {
+		return catalog, registry, nil
+	}
+	catalog, registry, err = checks.Extend(catalog, registry, ext)
+	if err != nil {
+		return nil, nil, &SelectionError{err}
+	}
+	return catalog, registry, nil
 }
 
 // skip is the exclusion of id, nil when it runs.

@@ -23,6 +23,8 @@ const (
 //go:embed dra_drivers.yaml
 var draDriversYAML []byte
 
+var _ = RegisterData[[]DRADriver]("dra_drivers.yaml", draDriversYAML)
+
 // DRADriver is one DRA driver dra_drivers.yaml knows.
 type DRADriver struct {
 	Driver      string `yaml:"driver"`

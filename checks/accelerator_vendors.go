@@ -15,6 +15,8 @@ import (
 //go:embed accelerators.yaml
 var acceleratorsYAML []byte
 
+var _ = RegisterData[[]AcceleratorVendor]("accelerators.yaml", acceleratorsYAML)
+
 // AcceleratorVendor is one entry of accelerators.yaml: a vendor's
 // accelerator resources, device nodes and device variables.
 type AcceleratorVendor struct {
@@ -162,17 +164,30 @@ func (a *Accelerators) addHostPath(p string) {
 	a.shown = append(a.shown, shown)
 }
 
-// loadedAccelerators is the embedded accelerators.yaml, read once: which
+// loadedAccelerators is accelerators.yaml, read once per overlay: which
 // resource is an accelerator is asked of every resource of every node and
 // pod container.
-var loadedAccelerators = sync.OnceValues(func() (*Accelerators, error) {
-	return loadAccelerators("accelerators.yaml", acceleratorsYAML)
-})
+var loadedAccelerators struct {
+	sync.Mutex
+	generation int
+	table      *Accelerators
+	err        error
+}
 
-// AcceleratorTable is the embedded accelerators.yaml. Its error is that of
-// a bad entry, which the checks that read accelerators return (the
-// package's tests load the file, so a release never has one).
-func AcceleratorTable() (*Accelerators, error) { return loadedAccelerators() }
+// AcceleratorTable is the embedded accelerators.yaml, with a user's
+// overlay of it. Its error is that of a bad entry, which the checks that
+// read accelerators return (the package's tests load the file, so a
+// release never has one).
+func AcceleratorTable() (*Accelerators, error) {
+	l := &loadedAccelerators
+	l.Lock()
+	defer l.Unlock()
+	if g := dataGeneration(); l.table == nil && l.err == nil || l.generation != g {
+		l.table, l.err = loadAccelerators("accelerators.yaml", acceleratorsYAML)
+		l.generation = g
+	}
+	return l.table, l.err
+}
 
 // Vendor is the vendor whose resource res is, nil for none.
 func (a *Accelerators) Vendor(res corev1.ResourceName) *AcceleratorVendor {

@@ -43,6 +43,9 @@ type File struct {
 	// Skip are requirements or checks the run leaves out, each with the
 	// reason the report shows for it.
 	Skip []Skip `yaml:"skip"`
+	// Data is a directory of data files merged over the built-in ones
+	// (exporters.yaml, autoscalers.yaml...): see checks.SetDataOverlay.
+	Data string `yaml:"data"`
 	// Checks are files of declarative checks.
 	Checks []string `yaml:"checks"`
 	// Plugins are executables that judge a check each.
@@ -239,6 +242,7 @@ func (f *File) resolve(dir string) {
 		}
 	}
 	f.Redact.Key = abs(f.Redact.Key)
+	f.Data = abs(f.Data)
 }
 
 // knownKeys walks a mapping node against the struct type t and refuses a

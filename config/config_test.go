@@ -54,7 +54,7 @@ func TestParseErrors(t *testing.T) {
 		"unknown key":        {"failon: must\n", `c.yaml:1: unknown key "failon"; did you mean "failOn"?`},
 		"nested unknown key": {"probe:\n  enabled: true\n  timout: 1m\n", `c.yaml:3: unknown key "timout"; did you mean "timeout"?`},
 		"in a list":          {"skip:\n  - id: x\n    reason: y\n  - id: z\n    raeson: w\n", `c.yaml:5: unknown key "raeson"; did you mean "reason"?`},
-		"far from any":       {"colour: red\n", `c.yaml:1: unknown key "colour"; known keys: checks, concurrency, failOn, operators, plugins, probe, profiles, redact, run, skip, timeout`},
+		"far from any":       {"colour: red\n", `c.yaml:1: unknown key "colour"; known keys: checks, concurrency, data, failOn, operators, plugins, probe, profiles, redact, run, skip, timeout`},
 		"bad level":          {"failOn: may\n", `c.yaml:1: failOn "may": want must or should`},
 		"bad duration":       {"timeout: soon\n", "c.yaml:1: cannot unmarshal !!str `soon` into time.Duration"},
 		"skip with no why":   {"skip:\n  - id: dra_support\n", "c.yaml:2: skip dra_support: give the reason the report shows"},

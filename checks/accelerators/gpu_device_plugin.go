@@ -46,6 +46,8 @@ var gfdColumns = strings.Join([]string{
 //go:embed device_plugins.yaml
 var devicePluginsYAML []byte
 
+var _ = checks.RegisterData[[]devicePlugin]("device_plugins.yaml", devicePluginsYAML)
+
 // devicePlugin is a kind of device-plugin DaemonSet, known by the labels
 // of its pods and the accelerator resources it advertises; or a plugin a
 // managed platform runs in the image of nodes carrying NodeLabels, where

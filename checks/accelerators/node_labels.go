@@ -16,6 +16,8 @@ import (
 //go:embed node_labels.yaml
 var nodeLabelsYAML []byte
 
+var _ = checks.RegisterData[[]vendorLabels]("node_labels.yaml", nodeLabelsYAML)
+
 // vendorLabels is one vendor's entry of node_labels.yaml.
 type vendorLabels struct {
 	Vendor             string   `yaml:"vendor"`

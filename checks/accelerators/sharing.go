@@ -16,6 +16,8 @@ import (
 //go:embed sharing_labels.yaml
 var sharingLabelsYAML []byte
 
+var _ = checks.RegisterData[[]platformSharing]("sharing_labels.yaml", sharingLabelsYAML)
+
 // platformSharing is one entry of sharing_labels.yaml: the labels by which
 // a platform says its nodes' GPUs are shared.
 type platformSharing struct {

@@ -2,7 +2,11 @@ package builtin_test
 
 import (
 	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/aiconform/aiconform/checks"
@@ -206,4 +210,33 @@ func TestCatalogDigest(t *testing.T) {
 	d, err := checks.CatalogDigest(registry[1:], profiles)
 	require.NoError(t, err)
 	assert.NotEqual(t, a, d, "a check less changes the digest")
+}
+
+// DataFiles, what an overlay may hold, is every data file under checks/
+// (the catalog and the profiles are not data of that kind), and each is
+// registered by the package that embeds it.
+func TestDataFilesAreAllListed(t *testing.T) {
+	var onDisk []string
+	require.NoError(t, filepath.WalkDir("..", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "profiles" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".yaml") && d.Name() != "catalog.yaml" {
+			onDisk = append(onDisk, d.Name())
+		}
+		return nil
+	}))
+	assert.ElementsMatch(t, onDisk, checks.DataFiles)
+	// Setting an overlay of every file checks each is registered.
+	dir := t.TempDir()
+	for _, name := range checks.DataFiles {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), nil, 0o644))
+	}
+	_, err := checks.SetDataOverlay(dir)
+	require.NoError(t, err)
+	_, err = checks.SetDataOverlay("")
+	require.NoError(t, err)
 }

@@ -21,6 +21,8 @@ import (
 //go:embed disaggregated.yaml
 var disaggregatedYAML []byte
 
+var _ = checks.RegisterData[disaggData]("disaggregated.yaml", disaggregatedYAML)
+
 // disaggData is disaggregated.yaml.
 type disaggData struct {
 	Labelled  []labelledStack `yaml:"labelled"`

@@ -17,6 +17,8 @@ import (
 //go:embed network_devices.yaml
 var networkDevicesYAML []byte
 
+var _ = checks.RegisterData[networkData]("network_devices.yaml", networkDevicesYAML)
+
 // networkData is network_devices.yaml: the DRA drivers and device plugins
 // of network devices.
 type networkData struct {

@@ -16,6 +16,8 @@ import (
 //go:embed exporters.yaml
 var exportersYAML []byte
 
+var _ = checks.RegisterData[[]exporter]("exporters.yaml", exportersYAML)
+
 // exporter is one entry of exporters.yaml.
 type exporter struct {
 	Name      string   `yaml:"name"`

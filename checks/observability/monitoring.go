@@ -24,6 +24,8 @@ import (
 //go:embed monitoring.yaml
 var monitoringYAML []byte
 
+var _ = checks.RegisterData[monitoringData]("monitoring.yaml", monitoringYAML)
+
 // monitoringData is monitoring.yaml.
 type monitoringData struct {
 	Systems   []monitoringSystem `yaml:"systems"`

@@ -25,6 +25,8 @@ import (
 //go:embed autoscalers.yaml
 var autoscalersYAML []byte
 
+var _ = checks.RegisterData[autoscalerData]("autoscalers.yaml", autoscalersYAML)
+
 // autoscalerData is autoscalers.yaml: what identifies each autoscaler and
 // what marks a node, or a node pool, as one with accelerators.
 type autoscalerData struct {

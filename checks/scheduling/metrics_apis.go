@@ -22,6 +22,8 @@ const (
 //go:embed metrics_adapters.yaml
 var metricsAdaptersYAML []byte
 
+var _ = checks.RegisterData[[]metricsAdapter]("metrics_adapters.yaml", metricsAdaptersYAML)
+
 // metricsAdapter is an adapter known by the Service its APIServices name.
 type metricsAdapter struct {
 	Name     string           `yaml:"name"`

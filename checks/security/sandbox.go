@@ -18,6 +18,8 @@ import (
 //go:embed sandboxes.yaml
 var sandboxesYAML []byte
 
+var _ = checks.RegisterData[[]sandbox]("sandboxes.yaml", sandboxesYAML)
+
 // sandbox is one entry of sandboxes.yaml.
 type sandbox struct {
 	Name     string   `yaml:"name"`

@@ -15,24 +15,9 @@ import (
 // and sets from it every run flag the command line did not give: flags
 // override the file. A mistake in the file is a usage error at its line.
 func (f *RunFlags) loadConfig(fs *pflag.FlagSet) error {
-	wd, err := os.Getwd()
-	if err != nil {
+	c, err := readConfig(f.ConfigFile)
+	if c == nil {
 		return err
-	}
-	path, err := config.Find(f.ConfigFile, wd)
-	if err != nil {
-		return &usageError{err}
-	}
-	if path == "" {
-		return nil
-	}
-	c, err := config.Load(path)
-	if err != nil {
-		var ce *config.Error
-		if errors.As(err, &ce) {
-			return &usageError{err}
-		}
-		return &usageError{fmt.Errorf("--config: %w", err)}
 	}
 	f.Config = c
 	unset := func(name string) bool { return !fs.Changed(name) }
@@ -71,16 +56,47 @@ func (f *RunFlags) loadConfig(fs *pflag.FlagSet) error {
 	setBool("probe-scale-up", &f.ProbeScaleUp, c.Probe.ScaleUp)
 	setBool("redact", &f.Redact, c.Redact.Enabled)
 	setStr("redact-key", &f.RedactKey, c.Redact.Key)
+	setStr("data", &f.Data, c.Data)
 	return nil
+}
+
+// readConfig reads the file --config names, else aiconform.yaml in the
+// working directory; nil when there is none. Its mistakes are usage
+// errors.
+func readConfig(explicit string) (*config.File, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	path, err := config.Find(explicit, wd)
+	if err != nil {
+		return nil, &usageError{err}
+	}
+	if path == "" {
+		return nil, nil
+	}
+	c, err := config.Load(path)
+	if err != nil {
+		var ce *config.Error
+		if errors.As(err, &ce) {
+			return nil, &usageError{err}
+		}
+		return nil, &usageError{fmt.Errorf("--config: %w", err)}
+	}
+	return c, nil
 }
 
 // extensions are what the config adds to the built-in catalog.
 func (f *RunFlags) extensions() checks.Extensions {
+	return configExtensions(f.Config)
+}
+
+func configExtensions(c *config.File) checks.Extensions {
 	var ext checks.Extensions
-	if f.Config == nil {
+	if c == nil {
 		return ext
 	}
-	for _, s := range f.Config.Skip {
+	for _, s := range c.Skip {
 		ext.Skips = append(ext.Skips, checks.Exclusion{ID: s.ID, Reason: s.Reason, Source: s.Source})
 	}
 	return ext

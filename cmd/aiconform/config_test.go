@@ -109,3 +109,23 @@ func TestSubmissionBuildRefusesSkips(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "a submission states every requirement of its checklist, and the config skips cluster_autoscaling (aiconform.yaml:2)")
 }
+
+func TestListSaysWhereTheUsersEntriesCameFrom(t *testing.T) {
+	bad := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(bad, "exporter.yaml"), nil, 0o644))
+	cfg := writeConfig(t, "data: "+bad+"\nskip:\n  - id: dra_support\n    reason: no DRA driver yet\n")
+	// A data: that is not a directory of data files is a usage error.
+	code, _, stderr := run(t, "list", "--config", cfg)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "--data: "+bad+": no data file of aiconform is named exporter.yaml (did you mean exporters.yaml?)")
+
+	code, stdout, stderr := run(t, "list", "--config", cfg, "--data", "../../docs/examples/data")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "skip                   dra_support          aiconform.yaml:3: no DRA driver yet\n")
+	assert.Contains(t, stdout, "exporters.yaml entry   Acme GPU Telemetry   ../../docs/examples/data/exporters.yaml (added)\n")
+
+	// The overlay is the run's only: a run without it lists none.
+	code, stdout, _ = run(t, "list")
+	require.Equal(t, 0, code)
+	assert.NotContains(t, stdout, "THE USER'S")
+}

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/aiconform/aiconform/audit"
 	"github.com/aiconform/aiconform/checks"
-	"github.com/aiconform/aiconform/checks/builtin"
+	"github.com/aiconform/aiconform/config"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
@@ -13,7 +15,7 @@ import (
 
 // NewCmdList builds `aiconform list`.
 func NewCmdList(streams genericiooptions.IOStreams) *cobra.Command {
-	var output string
+	var output, configFile, data string
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List requirements, checks and operator profiles",
@@ -21,14 +23,29 @@ func NewCmdList(streams genericiooptions.IOStreams) *cobra.Command {
 			"The tables fit a terminal; -o wide adds each requirement's check IDs, each profile's API groups and " +
 			"where its manifests put its controller.",
 		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output != "" && output != "wide" {
 				return usageErrorf("--output must be wide or empty, not %q", output)
 			}
 			wide := output == "wide"
-			registry := builtin.Registry()
-			catalog, err := checks.Catalog(registry)
+			c, err := readConfig(configFile)
 			if err != nil {
+				return err
+			}
+			if c != nil && c.Data != "" && !cmd.Flags().Changed("data") {
+				data = c.Data
+			}
+			origins, err := checks.SetDataOverlay(data)
+			if err != nil {
+				return usageErrorf("--data: %v", err)
+			}
+			ext := configExtensions(c)
+			catalog, registry, err := audit.Catalog(ext)
+			if err != nil {
+				var sel *audit.SelectionError
+				if errors.As(err, &sel) {
+					return &usageError{err}
+				}
 				return err
 			}
 			profiles, err := checks.BuiltinProfiles()
@@ -107,9 +124,43 @@ func NewCmdList(streams genericiooptions.IOStreams) *cobra.Command {
 					fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", p.Name, strings.Join(carries, ","), probes, p.Title)
 				}
 			}
-			return w.Flush()
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			return listExtensions(streams, ext, origins)
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "", "wide: add check IDs, API groups and where each controller usually runs")
+	cmd.Flags().StringVar(&configFile, "config", "", "list with the user's checks, requirements and data of this config file (default: "+config.DefaultName+" in the working directory, when there is one)")
+	cmd.Flags().StringVar(&data, "data", "", "list with the data files of this directory merged over the built-in ones")
 	return cmd
+}
+
+// listExtensions says what the user added: where each of their checks
+// and requirements was declared, what they skip, and the data entries
+// their overlay adds or replaces (every other entry is built in).
+func listExtensions(streams genericiooptions.IOStreams, ext checks.Extensions, origins []checks.DataOrigin) error {
+	if ext.Empty() && len(origins) == 0 {
+		return nil
+	}
+	fmt.Fprintln(streams.Out)
+	w := printers.GetNewTabWriter(streams.Out)
+	fmt.Fprintln(w, "THE USER'S\tID\tFROM")
+	for _, r := range ext.Requirements {
+		fmt.Fprintf(w, "requirement\t%s\t%s\n", r.ID, ext.Origin[r.ID])
+	}
+	for _, c := range ext.Checks {
+		fmt.Fprintf(w, "check\t%s\t%s\n", c.Meta().ID, ext.Origin[c.Meta().ID])
+	}
+	for _, s := range ext.Skips {
+		fmt.Fprintf(w, "skip\t%s\t%s: %s\n", s.ID, s.Source, s.Reason)
+	}
+	for _, o := range origins {
+		how := "added"
+		if o.Replaced {
+			how = "replaced"
+		}
+		fmt.Fprintf(w, "%s entry\t%s\t%s (%s)\n", o.File, o.Entry, o.Source, how)
+	}
+	return w.Flush()
 }

@@ -54,6 +54,9 @@ type RunFlags struct {
 	// aiconform.yaml in the working directory), nil when there is none.
 	ConfigFile string
 	Config     *config.File
+	// Data is a directory of data files merged over the built-in ones
+	// (--data, or data: in the config).
+	Data string
 }
 
 func newRunFlags() RunFlags {
@@ -63,6 +66,7 @@ func newRunFlags() RunFlags {
 // AddFlags registers the flags.
 func (f *RunFlags) AddFlags(fs *pflag.FlagSet) {
 	f.ConfigFlags.AddFlags(fs)
+	fs.StringVar(&f.Data, "data", "", "a directory of data files (exporters.yaml, autoscalers.yaml...) whose entries are added to the built-in ones, or replace those of the same name")
 	fs.StringVar(&f.ConfigFile, "config", "", "a config file of the run's choices, overridden by flags (default: "+config.DefaultName+" in the working directory, when there is one)")
 	fs.StringSliceVar(&f.Operators, "operator", nil, "limit the run to these operator profiles (kserve, kuberay, ...)")
 	fs.StringArrayVar(&f.Profiles, "profile", nil, "an operator profile YAML file to add (repeatable)")
@@ -119,6 +123,10 @@ func (f *RunFlags) Report(ctx context.Context, ids []string, failOn checks.Level
 	profiles, err := loadProfiles(f.Profiles, f.Operators)
 	if err != nil {
 		return nil, err
+	}
+	// Set, or cleared, on every run: the data is the process's.
+	if _, err := checks.SetDataOverlay(f.Data); err != nil {
+		return nil, usageErrorf("--data: %v", err)
 	}
 	plan, err := audit.NewPlan(ids, profiles, f.extensions())
 	if err != nil {
