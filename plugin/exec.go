@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"strings"
 	"time"
 )
 
@@ -55,19 +56,27 @@ func execute(ctx context.Context, spec Spec, body []byte, timeout time.Duration)
 	select {
 	case r.exitErr = <-done:
 	case <-timer.C:
-		r.timedOut = true
-		_ = killGroup(cmd)
-		r.exitErr = <-done
+		r.exitErr, r.timedOut = stop(cmd, done)
 	case <-ctx.Done():
-		r.cancelled = true
-		_ = killGroup(cmd)
-		r.exitErr = <-done
+		r.exitErr, r.cancelled = stop(cmd, done)
 	}
 	if !groupKilledBeforeReap {
 		// Best effort where the leader cannot be waited for unreaped.
 		_ = killGroup(cmd)
 	}
 	return r
+}
+
+// stop kills the plugin's group, unless it ended at the same moment: then
+// its answer stands, and the group, already reaped, is not signalled.
+func stop(cmd *exec.Cmd, done <-chan error) (err error, stopped bool) {
+	select {
+	case err := <-done:
+		return err, false
+	default:
+	}
+	_ = killGroup(cmd)
+	return <-done, true
 }
 
 // environ is the plugin's environment: aiconform's own, as kubectl passes
@@ -80,7 +89,7 @@ func execute(ctx context.Context, spec Spec, body []byte, timeout time.Duration)
 func environ(parent []string, spec Spec) []string {
 	env := make([]string, 0, len(parent)+1)
 	for _, kv := range parent {
-		if !bytes.HasPrefix([]byte(kv), []byte("AICONFORM_PLUGIN=")) {
+		if !strings.HasPrefix(kv, "AICONFORM_PLUGIN=") {
 			env = append(env, kv)
 		}
 	}

@@ -42,7 +42,8 @@ const MaxOutput = 4 << 20
 
 // Spec is one plugin as the user declared it or as Discover found it.
 type Spec struct {
-	// Name is the plugin's name: NAME of aiconform-check-NAME.
+	// Name is the plugin's name: NAME of aiconform-check-NAME, as
+	// ValidName allows, since the check id defaults to "plugin-"+Name.
 	Name string
 	// Path is the executable; Args are passed to it as they are.
 	Path string
@@ -132,8 +133,8 @@ func (c *check) Run(ctx context.Context, env *checks.Env) (checks.Result, error)
 	if d, ok := ctx.Deadline(); ok && time.Until(d) < timeout {
 		timeout = time.Until(d)
 	}
-	if timeout <= 0 {
-		res.Finish(checks.Error, "plugin %s not started: the run's time was up", c.spec.Name)
+	if timeout <= 0 || ctx.Err() != nil {
+		res.Finish(checks.Error, "plugin %s not started: the run was over (%v)", c.spec.Name, context.Cause(ctx))
 		return res, nil
 	}
 	req := Request{

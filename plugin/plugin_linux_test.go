@@ -50,6 +50,7 @@ func TestRunVerdicts(t *testing.T) {
 	}{
 		{"pass", checks.Pass, []string{"every node is labelled"}},
 		{"fail", checks.Fail, []string{"node n2 has no label second line"}},
+		{"no-read", checks.Pass, []string{"did not read"}},
 		{"invalid", checks.Error, []string{"printed no valid answer", "not a JSON answer", `"this is not JSON: xxx`, "… (2019 bytes in all)"}},
 		{"exit", checks.Error, []string{"exited with code 3", `its stderr: "boom: cannot reach the cluster, token [$FAKE_API_TOKEN redacted]"`}},
 		{"silent", checks.Error, []string{"printed nothing on stdout"}},
@@ -213,7 +214,7 @@ func TestRunNotStarted(t *testing.T) {
 	cancel()
 	res = run(t, ctx, fakeSpec(t, "pass", time.Minute), Conn{}, nil)
 	assert.Equal(t, checks.Error, res.Status)
-	assert.NotEqual(t, checks.Pass, res.Status)
+	assert.Equal(t, "plugin pass not started: the run was over (context canceled)", res.Reason)
 }
 
 // TestRequestSchema validates the request a plugin really reads against
