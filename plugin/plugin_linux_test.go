@@ -4,6 +4,7 @@ package plugin
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -18,7 +19,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/cluster"
 	"github.com/aiconform/aiconform/probe"
+	"github.com/aiconform/aiconform/report"
 )
 
 var fixedNow = time.Date(2026, 12, 7, 6, 52, 0, 0, time.UTC)
@@ -234,4 +237,40 @@ func TestRequestSchema(t *testing.T) {
 			assert.NoError(t, s.Validate(doc), res.Details[0])
 		})
 	}
+}
+
+// TestReportValidates puts plugins' results, a pass with its evidence and
+// an error quoting what a plugin printed, in a report, and validates the
+// report.json against docs/report.schema.json.
+func TestReportValidates(t *testing.T) {
+	var results []checks.Result
+	for _, mode := range []string{"pass", "invalid"} {
+		res := run(t, context.Background(), fakeSpec(t, mode, time.Minute), Conn{}, nil)
+		res.Started, res.Finished = fixedNow, fixedNow.Add(time.Second)
+		results = append(results, res)
+	}
+	req := checks.Requirement{ID: "robust_controller", Title: "t", Category: "operator", Level: checks.Must, Program: "cncf"}
+	r := report.Build(report.Tool{Name: "aiconform", Version: "test"}, cluster.Info{Live: true}, fixedNow, fixedNow.Add(time.Minute),
+		checks.Outcome{Results: results},
+		[]checks.Verdict{{Requirement: req, Status: checks.NotImplemented, Result: checks.Error, Conclusion: "c", Results: results}})
+	require.NoError(t, r.Seal(checks.Must))
+	var buf bytes.Buffer
+	require.NoError(t, report.JSON(&buf, r))
+	written := buf.String()
+	doc, err := jsonschema.UnmarshalJSON(&buf)
+	require.NoError(t, err)
+
+	f, err := os.Open(filepath.Join("..", "docs", "report.schema.json"))
+	require.NoError(t, err)
+	defer f.Close()
+	schemaDoc, err := jsonschema.UnmarshalJSON(f)
+	require.NoError(t, err)
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	require.NoError(t, c.AddResource("report.schema.json", schemaDoc))
+	s, err := c.Compile("report.schema.json")
+	require.NoError(t, err)
+	assert.NoError(t, s.Validate(doc))
+	assert.Contains(t, written, "printed by plugin pass, not captured by aiconform")
+	assert.Contains(t, written, "plugin invalid printed no valid answer")
 }
