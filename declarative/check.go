@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/aiconform/aiconform/checks"
@@ -150,15 +151,15 @@ func (c *check) Run(ctx context.Context, env *checks.Env) (checks.Result, error)
 	get := cluster.Get{Resources: []cluster.Resource{res}, Namespace: q.Namespace,
 		LabelSelector: c.read.labelSelector, FieldSelector: c.read.fieldSelector}
 	objs, _, err := env.Cluster.List(ctx, q)
-	r.AddEvidence(ctx, env, get, "the objects "+c.meta.ID+" judges")
 	if err != nil {
+		r.AddEvidence(ctx, env, get, "the objects "+c.meta.ID+" judges")
 		r.Finish(checks.Error, "list %s: %v", q, err)
 		return r, nil
 	}
 
 	b := &budget{left: checkBudget}
 	items := make([]any, 0, len(objs))
-	var failed, broken []string
+	var failed, broken, failedNames []string
 	for _, o := range objs {
 		m, err := asMap(o, res)
 		if err != nil {
@@ -177,10 +178,15 @@ func (c *check) Run(ctx context.Context, env *checks.Env) (checks.Result, error)
 			broken = append(broken, who+": "+err.Error())
 		case v != nil && v.Value() == false:
 			failed = append(failed, who+": "+c.why(ctx, b, vars))
+			failedNames = append(failedNames, objectName(m))
 		}
 		if ctx.Err() != nil || b.left == 0 {
 			break
 		}
+	}
+	if b.left == 0 && len(broken) == 0 {
+		// Spent on a message: the objects after it were not judged.
+		broken = append(broken, fmt.Sprintf("the check's CEL cost budget (%d) is spent", uint64(checkBudget)))
 	}
 	listFailed := ""
 	if c.all != nil && len(broken) == 0 && ctx.Err() == nil {
@@ -196,6 +202,7 @@ func (c *check) Run(ctx context.Context, env *checks.Env) (checks.Result, error)
 		}
 	}
 
+	c.addEvidence(ctx, env, &r, get, len(objs), failedNames)
 	noun := fmt.Sprintf("%s %s", res.Kind, res.GVR.GroupVersion())
 	r.Details = capped(failed)
 	switch {
@@ -221,6 +228,36 @@ func (c *check) Run(ctx context.Context, env *checks.Env) (checks.Result, error)
 		r.Finish(checks.Pass, "the %d %s objects satisfy listExpression", len(objs), noun)
 	}
 	return r, nil
+}
+
+// evidenceRows is how many objects' rows the evidence of a failure shows
+// at most: on a long list, the failing ones are what an auditor needs, and
+// a report is no place for every pod of a cluster.
+const evidenceRows = 20
+
+// addEvidence adds the read, as kubectl prints it: the whole list, or of a
+// list longer than evidenceRows with objects that failed, the first
+// evidenceRows of those (grep keeps kubectl's header and their rows; an
+// object of the same name in another namespace shows too).
+func (c *check) addEvidence(ctx context.Context, env *checks.Env, r *checks.Result, get cluster.Get, n int, failedNames []string) {
+	if len(failedNames) == 0 || n <= evidenceRows {
+		r.AddEvidence(ctx, env, get, "the objects "+c.meta.ID+" judges")
+		return
+	}
+	names := slices.Compact(slices.Sorted(slices.Values(failedNames)))
+	note := fmt.Sprintf("the %d objects of %d that fail", len(failedNames), n)
+	if len(names) > evidenceRows {
+		names = names[:evidenceRows]
+		note += fmt.Sprintf(", the first %d names shown", evidenceRows)
+	}
+	get.Grep = `^NAME|(^| )(` + cluster.GrepAny(names...) + `)( |$)`
+	r.AddEvidence(ctx, env, get, note)
+}
+
+func objectName(m map[string]any) string {
+	md, _ := m["metadata"].(map[string]any)
+	name, _ := md["name"].(string)
+	return name
 }
 
 // why is the message of an object that failed expression: messageExpression,
@@ -272,9 +309,8 @@ func asMap(o runtime.Object, res cluster.Resource) (map[string]any, error) {
 // namespace for a namespaced one.
 func objectRef(res cluster.Resource, m map[string]any) string {
 	md, _ := m["metadata"].(map[string]any)
-	name, _ := md["name"].(string)
 	ns, _ := md["namespace"].(string)
-	ref := strings.ToLower(res.Kind) + "/" + name
+	ref := strings.ToLower(res.Kind) + "/" + objectName(m)
 	if ns != "" {
 		ref = ns + "/" + ref
 	}

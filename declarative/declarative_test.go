@@ -119,6 +119,44 @@ func TestExampleLoads(t *testing.T) {
 	assert.Contains(t, f.Checks()[1].Meta().Description, "the list must satisfy `objects.size() > 0`; otherwise warn.")
 }
 
+// TestExtend: a file's checks and requirements are what checks.Extend
+// takes, a user's requirement gaining its checks, and a checklist
+// requirement naming the user's check among its own.
+func TestExtend(t *testing.T) {
+	f := loadExample(t)
+	assert.Equal(t, map[string]string{
+		"accelerator_ownership":             examplePath + ":10",
+		"accelerator-nodes-owned":           examplePath + ":17",
+		"inference-namespaces-have-contact": examplePath + ":43",
+	}, f.Origin())
+	reqs, registry, err := checks.Extend(catalog(t), builtin.Registry(), f.Extensions())
+	require.NoError(t, err)
+	assert.Len(t, registry, len(builtin.Registry())+2)
+	var own, inference checks.Requirement
+	for _, r := range reqs {
+		switch r.ID {
+		case "accelerator_ownership":
+			own = r
+		case "ai_inference":
+			inference = r
+		}
+	}
+	assert.Equal(t, []string{"accelerator-nodes-owned"}, own.Checks)
+	assert.Equal(t, checks.UserProgram, own.Program)
+	assert.Equal(t, []string{"inference-namespaces-have-contact"}, inference.UserChecks)
+	assert.Contains(t, inference.Checks, "inference-namespaces-have-contact")
+}
+
+// TestNoCatalog: without the catalog, a requirement the file does not
+// declare is left for checks.Extend to judge.
+func TestNoCatalog(t *testing.T) {
+	data := strings.Replace(oneCheck("  read: {apiVersion: v1, kind: Node}\n  expression: \"true\"\n"), "gpu_nodes_allocatable", "gpu_node_allocatable", 1)
+	f, err := declarative.Load("x.yaml", []byte(data), nil)
+	require.NoError(t, err)
+	_, _, err = checks.Extend(catalog(t), builtin.Registry(), f.Extensions())
+	assert.ErrorContains(t, err, `x.yaml:4: check my-check names requirement "gpu_node_allocatable", which is neither the checklist's nor declared; did you mean "gpu_nodes_allocatable"?`)
+}
+
 func TestExampleRuns(t *testing.T) {
 	f := loadExample(t)
 	owned := func(w *checkstest.World) {
@@ -178,6 +216,25 @@ func TestEvidence(t *testing.T) {
 	assert.Equal(t, "kubectl get namespaces -l example.com/workload=inference", r.Evidence[0].Command)
 	assert.Equal(t, checkstest.Clock, r.Evidence[0].CapturedAt)
 	assert.Equal(t, "the objects inference-namespaces-have-contact judges", r.Evidence[0].Note)
+}
+
+// TestEvidenceOfALongList: of a long list, the evidence shows the failing
+// objects' rows, not every object's.
+func TestEvidenceOfALongList(t *testing.T) {
+	f := loadExample(t)
+	many := func(w *checkstest.World) {
+		for i := range 24 {
+			n := checkstest.Node(fmt.Sprintf("cpu-node-%02d", i+2), corev1.ConditionTrue, nil)
+			w.Nodes = append(w.Nodes, n)
+		}
+		w.Nodes = append(w.Nodes, checkstest.Node("gpu-node-2", corev1.ConditionTrue, checkstest.GPUs("4")))
+	}
+	r := checkstest.Result(t, run(t, f, many, nil), "accelerator-nodes-owned", "")
+	assert.Equal(t, checks.Fail, r.Status, r.Reason)
+	assert.Equal(t, "2 of 27 Node v1 objects fail: has nvidia.com/gpu but no example.com/owner-team label", r.Reason)
+	require.Len(t, r.Evidence, 1)
+	assert.Equal(t, `kubectl get nodes | grep -E '^NAME|(^| )(gpu-node-1|gpu-node-2)( |$)'`, r.Evidence[0].Command)
+	assert.Equal(t, "the 2 objects of 27 that fail", r.Evidence[0].Note)
 }
 
 const header = "apiVersion: aiconform.io/v1alpha1\nkind: Checks\n"
@@ -363,6 +420,19 @@ func TestLoadErrors(t *testing.T) {
 				`x.yaml:11:14: onFailure "error": want fail or warn`,
 				`x.yaml:9:53: labelSelector "a b c": `,
 			}},
+		{name: "a check with a requirement's id",
+			file: header + `requirements:
+- {id: mine, title: Mine, level: MUST}
+checks:
+- id: mine
+  title: t
+  requirement: mine
+  description: d
+  remediation: r
+  read: {apiVersion: v1, kind: Node}
+  expression: "true"
+`,
+			want: []string{"x.yaml:6:3: check mine has the id of a requirement"}},
 		{name: "a built-in check's id",
 			file: strings.Replace(oneCheck("  read: {apiVersion: v1, kind: Node}\n  expression: \"true\"\n"), "my-check", "device-access-mediated", 1),
 			want: []string{"x.yaml:4:3: check device-access-mediated is a built-in check's id: choose another"}},

@@ -3,6 +3,7 @@ package declarative
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -43,6 +44,8 @@ type File struct {
 	name   string
 	reqs   []checks.Requirement
 	checks []*check
+	// origin is where each requirement and check is declared, by id.
+	origin map[string]string
 }
 
 // Name is where the file came from, as Load was told.
@@ -70,6 +73,18 @@ func (f *File) Requirements() []checks.Requirement {
 	return out
 }
 
+// Origin says where each of the file's requirements and checks is declared,
+// file:line by id, for checks.Extensions.Origin: a clash found when files
+// are merged then points at the line to change.
+func (f *File) Origin() map[string]string { return maps.Clone(f.origin) }
+
+// Extensions are the file's checks and requirements as a run takes them
+// (checks.Extend); the caller merges those of several files and adds the
+// skips of its config.
+func (f *File) Extensions() checks.Extensions {
+	return checks.Extensions{Checks: f.Checks(), Requirements: f.Requirements(), Origin: f.Origin()}
+}
+
 var (
 	// Check ids are kebab-case like the built-in ones, since reports cite
 	// them side by side; requirement ids are snake_case like the
@@ -81,7 +96,8 @@ var (
 // Load reads a file of checks. name says where it came from in errors and in
 // File.Name. catalog is the requirements the checks may name besides the
 // file's own (the built-in catalog); its ids and check ids are taken, so a
-// file cannot shadow them. Decoding is strict: an unknown key, a missing
+// file cannot shadow them. A nil catalog leaves the requirements a file
+// does not declare to checks.Extend, which knows them without a line. Decoding is strict: an unknown key, a missing
 // field, a value out of range or a CEL expression that does not compile or
 // is not of the right type is a Problem naming the file and line.
 func Load(name string, data []byte, catalog []checks.Requirement) (*File, error) {
@@ -93,7 +109,7 @@ func Load(name string, data []byte, catalog []checks.Requirement) (*File, error)
 	if len(root.Content) == 0 {
 		return nil, &Problem{File: name, Msg: "empty file: want apiVersion " + APIVersion + ", kind " + Kind}
 	}
-	f := &File{name: name}
+	f := &File{name: name, origin: map[string]string{}}
 	top := d.mapping(root.Content[0], "file", []string{"apiVersion", "kind", "requirements", "checks"},
 		"apiVersion", "kind", "checks")
 	if top == nil {
@@ -127,6 +143,7 @@ func Load(name string, data []byte, catalog []checks.Requirement) (*File, error)
 			own[r.ID] = len(f.reqs) + 1
 			f.reqs = append(f.reqs, r)
 			d.reqNodes = append(d.reqNodes, n)
+			f.origin[r.ID] = fmt.Sprintf("%s:%d", name, n.Line)
 		}
 	}
 
@@ -155,6 +172,9 @@ func Load(name string, data []byte, catalog []checks.Requirement) (*File, error)
 		case slices.Contains(builtinChecks, id):
 			d.errorf(n, "check %s is a built-in check's id: choose another", id)
 			continue
+		case slices.Contains(known, id):
+			d.errorf(n, "check %s has the id of a requirement: reports could not tell them apart", id)
+			continue
 		}
 		seen[id] = true
 		req := c.meta.Requirement
@@ -162,12 +182,13 @@ func Load(name string, data []byte, catalog []checks.Requirement) (*File, error)
 		case own[req] > 0:
 			r := &f.reqs[own[req]-1]
 			r.Checks = append(r.Checks, id)
-		case taken[req]:
+		case taken[req], catalog == nil:
 		default:
 			d.errorf(reqNode, "requirement %q is neither the checklist's nor the file's%s", req, didYouMean(req, known))
 			continue
 		}
 		f.checks = append(f.checks, c)
+		f.origin[id] = fmt.Sprintf("%s:%d", name, n.Line)
 	}
 	for i, r := range f.reqs {
 		if len(r.Checks) == 0 {
