@@ -140,7 +140,9 @@ func (c *check) Run(ctx context.Context, env *checks.Env) (checks.Result, error)
 	req := Request{
 		APIVersion: APIVersion, RunID: c.runID(env, now), Check: c.spec.CheckID(), Requirement: c.spec.Requirement,
 		Kubeconfig: c.conn.Kubeconfig, Context: c.conn.Context, Probe: env != nil && env.Probe != nil,
-		TimeoutSeconds: timeout.Seconds(), Deadline: now().Add(timeout).UTC().Truncate(time.Second),
+		// The wall clock, not env.Now: a run judged at a recording's time
+		// still kills its plugin by the real one.
+		TimeoutSeconds: timeout.Seconds(), Deadline: time.Now().Add(timeout).UTC().Truncate(time.Second),
 	}
 	body, err := json.Marshal(req)
 	if err != nil {
