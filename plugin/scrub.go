@@ -28,7 +28,8 @@ func secretValues(env []string) []secret {
 		if !ok || len(value) < minSecret {
 			continue
 		}
-		upper := strings.ToUpper(name)
+		// GIT_AUTHOR_NAME names a person, not a credential.
+		upper := strings.ReplaceAll(strings.ToUpper(name), "AUTHOR", "")
 		for _, w := range secretWords {
 			if strings.Contains(upper, w) {
 				out = append(out, secret{name, value})
