@@ -74,6 +74,7 @@ func fake(mode string) int {
 	case "request":
 		requestEcho(in)
 	case "silent":
+		fmt.Fprintln(os.Stderr, "no cluster today")
 	case "no-status":
 		fmt.Println(`{"apiVersion":"` + APIVersion + `","reason":"all good"}`)
 	case "status-ok":

@@ -131,10 +131,15 @@ func (c *check) Run(ctx context.Context, env *checks.Env) (checks.Result, error)
 		timeout = DefaultTimeout
 	}
 	if d, ok := ctx.Deadline(); ok && time.Until(d) < timeout {
-		timeout = time.Until(d)
+		// To the millisecond, for a reason that reads well.
+		timeout = time.Until(d).Truncate(time.Millisecond)
 	}
-	if timeout <= 0 || ctx.Err() != nil {
+	if ctx.Err() != nil {
 		res.Finish(checks.Error, "plugin %s not started: the run was over (%v)", c.spec.Name, context.Cause(ctx))
+		return res, nil
+	}
+	if timeout <= 0 {
+		res.Finish(checks.Error, "plugin %s not started: no time was left of the run", c.spec.Name)
 		return res, nil
 	}
 	req := Request{
@@ -168,15 +173,15 @@ func (c *check) Run(ctx context.Context, env *checks.Env) (checks.Result, error)
 	case ran.stdout.truncated:
 		res.Finish(checks.Error, "plugin %s printed more than %d MiB on stdout; nothing of it is kept", c.spec.Name, MaxOutput>>20)
 	default:
-		c.judge(&res, ran.stdout.Bytes(), secrets)
+		c.judge(&res, ran.stdout.Bytes(), ran.stderr, secrets)
 	}
 	return res, nil
 }
 
 // judge turns what the plugin printed into the result.
-func (c *check) judge(res *checks.Result, out []byte, secrets []secret) {
+func (c *check) judge(res *checks.Result, out []byte, stderr *tail, secrets []secret) {
 	if len(bytes.TrimSpace(out)) == 0 {
-		res.Finish(checks.Error, "plugin %s printed nothing on stdout: no verdict", c.spec.Name)
+		res.Finish(checks.Error, "plugin %s printed nothing on stdout: no verdict%s", c.spec.Name, stderrTail(stderr, secrets))
 		return
 	}
 	a, err := ParseAnswer(out)

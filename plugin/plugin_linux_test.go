@@ -56,7 +56,7 @@ func TestRunVerdicts(t *testing.T) {
 		{"no-read", checks.Pass, []string{"did not read"}},
 		{"invalid", checks.Error, []string{"printed no valid answer", "not a JSON answer", `"this is not JSON: xxx`, "… (2019 bytes in all)"}},
 		{"exit", checks.Error, []string{"exited with code 3", `its stderr: "boom: cannot reach the cluster, token [$FAKE_API_TOKEN redacted]"`}},
-		{"silent", checks.Error, []string{"printed nothing on stdout"}},
+		{"silent", checks.Error, []string{`printed nothing on stdout: no verdict; its stderr: "no cluster today"`}},
 		{"no-status", checks.Error, []string{`no "status"`, `"status": "pass"`}},
 		{"status-ok", checks.Error, []string{`"status" is "ok"`}},
 		{"no-captured-at", checks.Error, []string{`evidence[0]: no "capturedAt"`}},
