@@ -60,6 +60,10 @@ type Spec struct {
 	Timeout time.Duration
 	// Source says where it was declared ("aiconform.yaml:12") or "PATH".
 	Source string
+	// Probe marks a plugin that writes to the cluster: like aiconform's own
+	// probes it runs only under --probe (else it is skipped), after every
+	// read-only check of the run, so that none judges what it wrote.
+	Probe bool
 }
 
 // CheckID is the id the plugin's result is reported under.
@@ -109,6 +113,7 @@ func (c *check) Meta() checks.Meta {
 		ID:          c.spec.CheckID(),
 		Title:       title,
 		Requirement: c.spec.Requirement,
+		Probe:       c.spec.Probe,
 		Description: fmt.Sprintf("A check of the user's own: plugin %s (%s), declared in %s. "+
 			"aiconform runs it with a JSON request on stdin and reports the verdict it prints; "+
 			"its evidence is the plugin's, not captured by aiconform. An answer that does not validate, "+
@@ -126,6 +131,10 @@ func (c *check) Run(ctx context.Context, env *checks.Env) (checks.Result, error)
 		now = env.Now
 	}
 	res := checks.Result{Check: c.Meta()}
+	if c.spec.Probe && (env == nil || env.Probe == nil) {
+		res.Finish(checks.Skip, "plugin %s writes to the cluster and runs only under --probe", c.spec.Name)
+		return res, nil
+	}
 	timeout := c.spec.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout

@@ -108,6 +108,18 @@ func TestRunRequestAndEvidence(t *testing.T) {
 		assert.Contains(t, res.Details, "runID=20261207-065000-beef")
 		assert.Contains(t, res.Details, "probe=true")
 	})
+	t.Run("a probe plugin", func(t *testing.T) {
+		probing := spec
+		probing.Probe = true
+		assert.True(t, New(probing, conn).Meta().Probe)
+		res := run(t, context.Background(), probing, conn, nil)
+		assert.Equal(t, checks.Skip, res.Status)
+		assert.Equal(t, "plugin pass writes to the cluster and runs only under --probe", res.Reason)
+		env := &checks.Env{Now: func() time.Time { return fixedNow }, Probe: &probe.Session{RunID: "20261207-065000-beef"}}
+		res = run(t, context.Background(), probing, conn, env)
+		assert.Equal(t, checks.Pass, res.Status, res.Reason)
+		assert.Contains(t, res.Details, "probe=true")
+	})
 	t.Run("run id derived as probe makes them", func(t *testing.T) {
 		res := run(t, context.Background(), spec, Conn{}, nil)
 		require.NotEmpty(t, res.Details)
