@@ -19,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -235,6 +236,69 @@ func TestEvidenceOfALongList(t *testing.T) {
 	require.Len(t, r.Evidence, 1)
 	assert.Equal(t, `kubectl get nodes | grep -E '^NAME|(^| )(gpu-node-1|gpu-node-2)( |$)'`, r.Evidence[0].Command)
 	assert.Equal(t, "the 2 objects of 27 that fail", r.Evidence[0].Note)
+}
+
+// nodesTable is the server's Table of nodes, as `kubectl get nodes` receives it.
+func nodesTable(t testing.TB, nodes []*corev1.Node) *metav1.Table {
+	t.Helper()
+	table := &metav1.Table{ColumnDefinitions: []metav1.TableColumnDefinition{
+		{Name: "Name", Type: "string", Format: "name"}, {Name: "Status", Type: "string"}}}
+	for _, n := range nodes {
+		raw, err := json.Marshal(metav1.PartialObjectMetadata{
+			TypeMeta:   metav1.TypeMeta{Kind: "PartialObjectMetadata", APIVersion: "meta.k8s.io/v1"},
+			ObjectMeta: metav1.ObjectMeta{Name: n.Name}})
+		require.NoError(t, err)
+		table.Rows = append(table.Rows, metav1.TableRow{Cells: []any{n.Name, "Ready"}, Object: runtime.RawExtension{Raw: raw}})
+	}
+	return table
+}
+
+// TestEvidenceFromTables: replayed from a recording that holds the
+// server's Tables, the evidence is what kubectl prints, with when it was
+// captured: of a long list with failures, the header and the failing rows.
+func TestEvidenceFromTables(t *testing.T) {
+	f := loadExample(t)
+	for _, size := range []int{2, 27} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			w := checkstest.NewWorld(t)
+			served(t, w)
+			for i := range size - 3 {
+				w.Nodes = append(w.Nodes, checkstest.Node(fmt.Sprintf("cpu-node-%02d", i+2), corev1.ConditionTrue, nil))
+			}
+			if size > 2 {
+				w.Nodes = append(w.Nodes, checkstest.Node("gpu-node-2", corev1.ConditionTrue, checkstest.GPUs("4")))
+			}
+			require.Len(t, w.Nodes, size)
+			cache := w.Serve().Cache()
+			opts := checks.RunOptions{Concurrency: 1, Timeout: time.Minute, JudgeAt: checkstest.FixedNow}
+			checks.Run(context.Background(), cache, nil, f.Checks()[:1], opts, checkstest.FixedNow)
+			rec, err := cache.Recording(cluster.Info{RecordedAt: checkstest.Clock})
+			require.NoError(t, err)
+			captured := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+			require.Len(t, rec.Tables, 1, "the fakes' Table of nodes, which they cannot render")
+			rec.Tables[0].Error, rec.Tables[0].CapturedAt = nil, captured
+			rec.Tables[0].Table = nodesTable(t, w.Nodes)
+			data, err := rec.Marshal()
+			require.NoError(t, err)
+			replay, err := cluster.LoadRecording("replay", data)
+			require.NoError(t, err)
+			out := checks.Run(context.Background(), cluster.NewCache(replay), nil, f.Checks()[:1], opts, checkstest.FixedNow)
+			r := checkstest.Result(t, out, "accelerator-nodes-owned", "")
+			assert.Equal(t, checks.Fail, r.Status, r.Reason)
+			require.Len(t, r.Evidence, 1)
+			step := r.Evidence[0]
+			assert.Equal(t, captured, step.CapturedAt)
+			lines := strings.Split(strings.TrimSpace(step.Output), "\n")
+			if size == 2 {
+				assert.Equal(t, "kubectl get nodes", step.Command)
+				assert.Len(t, lines, 3, step.Output)
+				return
+			}
+			// Padded for the longest name of the whole list (cpu-node-02),
+			// as kubectl's output is before the pipe greps it.
+			assert.Equal(t, []string{"NAME          STATUS", "gpu-node-1    Ready", "gpu-node-2    Ready"}, lines)
+		})
+	}
 }
 
 const header = "apiVersion: aiconform.io/v1alpha1\nkind: Checks\n"
