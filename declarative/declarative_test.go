@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8stesting "k8s.io/client-go/testing"
 )
 
 const examplePath = "../docs/examples/checks.yaml"
@@ -366,6 +367,15 @@ func TestRun(t *testing.T) {
 			body: `  read: {apiVersion: v1, kind: Node}
   expression: "true"
 `, reason: `list nodes.v1: nodes is forbidden: User "auditor" cannot list resource "nodes"`},
+		{name: "a list past its deadline", status: checks.Error,
+			serve: func(fc *checkstest.FakeCluster) {
+				fc.Kube.PrependReactor("list", "nodes", func(k8stesting.Action) (bool, runtime.Object, error) {
+					return true, nil, apierrors.NewTimeoutError("the server was too slow", 1)
+				})
+			},
+			body: `  read: {apiVersion: v1, kind: Node}
+  expression: "true"
+`, reason: "list nodes.v1: Timeout: the server was too slow"},
 		{name: "a forbidden discovery", status: checks.Error,
 			serve: func(fc *checkstest.FakeCluster) {
 				fc.Get = func(path string) ([]byte, error) {
@@ -438,6 +448,19 @@ func TestReplay(t *testing.T) {
 	}
 	assert.Equal(t, checks.Fail, live.Results[0].Status, live.Results[0].Reason)
 	assert.Equal(t, checks.Warn, live.Results[1].Status, live.Results[1].Reason)
+}
+
+// TestRecordingWithoutDiscovery: a recording made before the check
+// existed holds no discovery of its kind, which is Error, never Pass.
+func TestRecordingWithoutDiscovery(t *testing.T) {
+	f := loadExample(t)
+	rec, err := cluster.LoadRecording("old.yaml", []byte("apiVersion: "+cluster.RecordingAPIVersion+"\nkind: "+cluster.RecordingKind+"\ncluster: {}\n"))
+	require.NoError(t, err)
+	out := checks.Run(context.Background(), cluster.NewCache(rec), nil, f.Checks(), checks.RunOptions{Concurrency: 1, Timeout: time.Minute}, checkstest.FixedNow)
+	for _, r := range out.Results {
+		assert.Equal(t, checks.Error, r.Status, r.Check.ID)
+		assert.Contains(t, r.Reason, "read which resources the cluster serves in v1: recording old.yaml holds no answer to: get /api/v1", r.Check.ID)
+	}
 }
 
 func TestLoadErrors(t *testing.T) {
