@@ -31,6 +31,9 @@ type Problem struct {
 	Msg          string
 }
 
+// Error is file:line:column: message, the form editors and CI logs link
+// to the line; a Problem without a line (YAML that does not parse, whose
+// parser says the line itself) is file: message.
 func (p *Problem) Error() string {
 	if p.Line == 0 {
 		return p.File + ": " + p.Msg
@@ -62,8 +65,8 @@ func (f *File) Checks() []checks.Check {
 
 // Requirements are the file's own requirements, in the file's order, each
 // with the ids of the file's checks that name it. Checks that name a
-// checklist requirement are not among them: the caller adds their ids to
-// that requirement's.
+// checklist requirement are not among them: checks.Extend adds their ids
+// to that requirement's.
 func (f *File) Requirements() []checks.Requirement {
 	out := make([]checks.Requirement, len(f.reqs))
 	for i, r := range f.reqs {
