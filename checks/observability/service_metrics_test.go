@@ -44,7 +44,7 @@ func TestMonitoringSystem(t *testing.T) {
 		{Name: "the Prometheus Operator", Status: checks.Pass,
 			Reason: "Prometheus Operator (Prometheus API at monitoring/prometheus-operated)"},
 		{Name: "nothing", Edit: withoutMonitoring, Status: checks.Fail,
-			Reason: "no monitoring system: none of Prometheus Operator, Prometheus, Google Cloud Managed Service for Prometheus, VictoriaMetrics Operator, Azure Monitor managed service for Prometheus, Amazon CloudWatch agent, Grafana Alloy, OpenTelemetry Operator is installed"},
+			Reason: "no monitoring system: none of Prometheus Operator, Prometheus, Google Cloud Managed Service for Prometheus, VictoriaMetrics Operator, Azure Monitor managed service for Prometheus, Amazon CloudWatch agent, Grafana Alloy, OpenTelemetry Operator, OpenShift cluster monitoring is installed"},
 		{Name: "no Prometheus object", Edit: func(w *checkstest.World) { w.Prometheuses, w.Services = nil, nil }, Status: checks.Fail,
 			Reason: "the Prometheus Operator is installed but runs no Prometheus"},
 		{Name: "its Prometheus unavailable, no Service", Edit: func(w *checkstest.World) {
