@@ -1,6 +1,7 @@
 package builtin_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -60,6 +61,18 @@ func allPass(op string) []expect {
 			continue
 		}
 		es = append(es, expect{id, op, checks.Pass, reasons[id]})
+	}
+	return es
+}
+
+// allPassBut expects every per-operator check of op but those named to
+// pass.
+func allPassBut(op string, but ...string) []expect {
+	var es []expect
+	for _, e := range allPass(op) {
+		if !slices.Contains(but, e.check) {
+			es = append(es, e)
+		}
 	}
 	return es
 }
@@ -483,6 +496,130 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 				{requirement: "driver_runtime_management", status: checks.Implemented, result: checks.Warn, conclusion: "i-0a1b2c3d4e5f60718"},
 				{requirement: "accelerator_metrics", status: checks.NotImplemented, result: checks.Fail, conclusion: "AWS Neuron Monitor"},
 				{requirement: "ai_service_metrics", status: checks.Implemented, result: checks.Warn, conclusion: "its targets are kept in CloudWatch"},
+				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kserve"},
+			},
+		},
+		{
+			// Shaped as an OpenShift submission: OpenShift AI's KServe in
+			// redhat-ods-applications, Kueue, the machine API's GPU
+			// MachineSet grown by the cluster-autoscaler a ClusterAutoscaler
+			// runs, cluster monitoring behind kube-rbac-proxy and its Thanos
+			// querier, the GPU Operator.
+			scenario: "openshift-ai",
+			want: append(append(append(append(allPass("kserve"), allPass("kuberay")...), allPass("kueue")...), allPassBut("kubeflow-trainer", "controller-lease")...),
+				gpuPass, pluginPass,
+				expect{"controller-ready", "kserve", checks.Pass, "Deployment redhat-ods-applications/kserve-controller-manager available"},
+				expect{"controller-lease", "kserve", checks.Pass, "Lease redhat-ods-applications/kserve-controller-manager-leader-lock"},
+				expect{"autoscaler-found", "", checks.Pass, "cluster-autoscaler Deployment openshift-machine-api/cluster-autoscaler-default (1 of 1 available); OpenShift, 1 MachineSet an autoscaler grows"},
+				expect{"accelerator-node-groups", "", checks.Pass, "MachineSet openshift-machine-api/ai-ocp-7x2k9-gpu-us-east-1a (annotation machine.openshift.io/GPU=8)"},
+				expect{"accelerator-scale-ups", "", checks.Pass, "[{MachineSet/openshift-machine-api/ai-ocp-7x2k9-gpu-us-east-1a 0->1 (max: 4)}]"},
+				expect{"accelerator-drivers", "", checks.Pass, "NVIDIA driver"},
+				expect{"monitoring-system", "", checks.Pass, "OpenShift cluster monitoring (collectors Deployment openshift-monitoring/thanos-querier 1/1 ready)"},
+				// Its Prometheuses listen on loopback behind kube-rbac-proxy,
+				// and the Thanos querier asks for a bearer token the API
+				// server's proxy does not pass: their targets are not seen.
+				expect{"monitoring-targets", "", checks.Warn, "Prometheus openshift-monitoring/k8s listens on its pods' loopback only"}),
+			verdicts: []expectVerdict{
+				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kserve", conclusion: "KServe meets it"},
+				{requirement: "gang_scheduling", status: checks.Implemented, result: checks.Pass, operator: "kueue", conclusion: "Kueue meets it"},
+				{requirement: "cluster_autoscaling", status: checks.Implemented, result: checks.Pass, conclusion: "shown at work by accelerator-scale-ups"},
+				{requirement: "gpu_nodes_allocatable", status: checks.Implemented, result: checks.Pass},
+				{requirement: "accelerator_metrics", status: checks.Implemented, result: checks.Pass, conclusion: "NVIDIA DCGM Exporter"},
+				{requirement: "ai_service_metrics", status: checks.Implemented, result: checks.Warn, conclusion: "OpenShift cluster monitoring"},
+			},
+		},
+		{
+			// Shaped as an AKS submission: the AI toolchain operator add-on
+			// (KAITO), node auto-provisioning, Azure Monitor managed
+			// Prometheus, Kueue.
+			scenario: "aks-kaito",
+			want: append(append(append(append(append(allPass("kserve"), allPass("kuberay")...), allPass("kueue")...), allPassBut("kubeflow-trainer", "controller-lease")...),
+				allPassBut("kaito", "controller-lease")...),
+				gpuPass, pluginPass,
+				expect{"controller-ready", "kaito", checks.Pass, "Deployment kube-system/kaito-workspace available"},
+				expect{"crs-reconciled", "kaito", checks.Pass, "Workspace default/workspace-phi-4-mini"},
+				expect{"controller-lease", "kaito", checks.Skip, "names no leader-election lease"},
+				expect{"autoscaler-found", "", checks.Pass, "Karpenter (AKS node auto-provisioning), 1 NodePool Ready of 1"},
+				expect{"accelerator-node-groups", "", checks.Pass, "NodePool gpu (requirement karpenter.azure.com/sku-gpu-name)"},
+				expect{"accelerator-scale-ups", "", checks.Pass, "NodeClaim gpu-x7k2p of NodePool gpu added node gpu-node-1 with nvidia.com/gpu: 8"},
+				expect{"monitoring-system", "", checks.Pass, "Azure Monitor managed service for Prometheus (collectors Deployment kube-system/ama-metrics 1/1 ready, DaemonSet kube-system/ama-metrics-node 1/1 ready)"},
+				// The add-on keeps its targets in its own UI and in Azure.
+				expect{"monitoring-targets", "", checks.Warn, "Azure Monitor managed service for Prometheus: 2 scrape configurations selecting 2 pods, but no scrape status of theirs in the cluster"}),
+			verdicts: []expectVerdict{
+				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kaito", conclusion: "KAITO meets it"},
+				{requirement: "gang_scheduling", status: checks.Implemented, result: checks.Pass, operator: "kueue"},
+				{requirement: "cluster_autoscaling", status: checks.Implemented, result: checks.Pass, conclusion: "NodeClaim gpu-x7k2p"},
+				{requirement: "accelerator_metrics", status: checks.Implemented, result: checks.Pass},
+				{requirement: "ai_service_metrics", status: checks.Implemented, result: checks.Warn, conclusion: "Azure Monitor managed service for Prometheus"},
+			},
+		},
+		{
+			// Shaped as an EKS submission with NVIDIA GPUs: Karpenter run in
+			// the cluster, the ADOT add-on's collector; no gang scheduler.
+			scenario: "eks-gpu",
+			want: append(append(allPass("kserve"), allPass("kuberay")...),
+				gpuPass, pluginPass,
+				expect{"autoscaler-found", "", checks.Pass, "Karpenter (Karpenter on AWS), 1 NodePool Ready of 1"},
+				expect{"accelerator-node-groups", "", checks.Pass, "NodePool gpu (limit nvidia.com/gpu)"},
+				expect{"accelerator-scale-ups", "", checks.Pass, "NodeClaim gpu-m4q8z of NodePool gpu added node gpu-node-1 with nvidia.com/gpu: 8"},
+				expect{"monitoring-system", "", checks.Pass, "OpenTelemetry Operator (collectors Deployment aws-otel-eks/adot-collector 1/1 ready)"},
+				// ADOT exports to Amazon Managed Service for Prometheus: what
+				// it scraped is not in the cluster.
+				expect{"monitoring-targets", "", checks.Warn, "OpenTelemetry Operator: it runs (Deployment aws-otel-eks/adot-collector 1/1 ready)"}),
+			verdicts: []expectVerdict{
+				{requirement: "cluster_autoscaling", status: checks.Implemented, result: checks.Pass, conclusion: "Karpenter (Karpenter on AWS)"},
+				{requirement: "gang_scheduling", status: checks.NotImplemented, result: checks.Fail, conclusion: "no gang scheduler was found"},
+				{requirement: "accelerator_metrics", status: checks.Implemented, result: checks.Pass},
+				{requirement: "ai_service_metrics", status: checks.Implemented, result: checks.Warn, conclusion: "OpenTelemetry Operator"},
+			},
+		},
+		{
+			// Shaped as a GKE submission with NVIDIA GPUs: GKE's own device
+			// plugin and managed DCGM Exporter on an A100 pool cut into MIG
+			// partitions, Managed Service for Prometheus; no GPU Operator,
+			// no gang scheduler, node pools not autoscaled.
+			scenario: "gke-gpu",
+			want: append(append(allPass("kserve"), allPass("kuberay")...),
+				gpuPass,
+				expect{"gpu-device-plugin", "", checks.Pass, "DaemonSet kube-system/nvidia-gpu-device-plugin-large-cos"},
+				expect{"gpu-sharing", "", checks.Pass, "MIG partitions of 1g.10gb (GKE's cloud.google.com/gke-gpu-partition-size) on gpu-node-1"},
+				expect{"monitoring-system", "", checks.Pass, "Google Cloud Managed Service for Prometheus (collectors DaemonSet gke-gmp-system/collector 1/1 ready)"},
+				expect{"monitoring-targets", "", checks.Pass, "Google Cloud Managed Service for Prometheus: 2 of 2 targets healthy by the status of 2 scrape configurations selecting 2 pods; AI workloads: vLLM 1"},
+				expect{"autoscaler-found", "", checks.Skip, "no cluster autoscaler found"},
+				// A defect: with no GPU Feature Discovery count on the node,
+				// the 56 MIG partitions are taken for 56 GPUs, and the
+				// exporter's series of the 8 physical GPUs for too few.
+				expect{"accelerator-metrics", "", checks.Fail, "serves utilization series for 8 of 56 accelerators"}),
+			verdicts: []expectVerdict{
+				{requirement: "gpu_nodes_allocatable", status: checks.Implemented, result: checks.Pass, conclusion: "nvidia-gpu-device-plugin-large-cos"},
+				{requirement: "gpu_sharing", status: checks.Implemented, result: checks.Pass, conclusion: "GKE's cloud.google.com/gke-gpu-partition-size"},
+				{requirement: "ai_service_metrics", status: checks.Implemented, result: checks.Pass, conclusion: "Google Cloud Managed Service for Prometheus"},
+				{requirement: "cluster_autoscaling", status: checks.NotApplicable, result: checks.Skip, conclusion: "not applicable: no cluster autoscaler found"},
+				{requirement: "accelerator_metrics", status: checks.NotImplemented, result: checks.Fail, conclusion: "8 of 56 accelerators"},
+			},
+		},
+		{
+			// Shaped as a Huawei Cloud CCE submission: an Ascend 910B node
+			// with the Ascend device plugin and NPU Exporter, CCE's Volcano
+			// add-on with a gang on the NPUs; no autoscaler add-on. No
+			// accelerator requirement is N/A for the NPUs not being NVIDIA's.
+			scenario: "cce-ascend",
+			want: append(append(allPass("kserve"), allPass("kuberay")...),
+				expect{"gpu-allocatable", "", checks.Pass, "2 GPU nodes Ready with accelerators allocatable"},
+				expect{"gpu-device-plugin", "", checks.Pass, "DaemonSet kube-system/ascend-device-plugin-daemonset"},
+				expect{"gang-queues", "volcano", checks.Pass, "1 queue Active (Queue default)"},
+				expect{"gangs-admitted", "volcano", checks.Pass, "1 admitted gang with every pod bound"},
+				expect{"accelerator-metrics", "", checks.Pass, "Huawei NPU Exporter and NVIDIA DCGM Exporter serve utilization and memory for each of 16 accelerators on 2 accelerator nodes"},
+				// No labeller publishes the Ascend driver's version.
+				expect{"accelerator-drivers", "", checks.Warn, "the driver of 1 accelerator node cannot be seen (no labeller of its vendor is known): 192.168.0.147"},
+				expect{"device-access-mediated", "", checks.Pass, "on 2 accelerator nodes"},
+				expect{"autoscaler-found", "", checks.Skip, "no cluster autoscaler found"}),
+			verdicts: []expectVerdict{
+				{requirement: "gang_scheduling", status: checks.Implemented, result: checks.Pass, operator: "volcano", conclusion: "Volcano meets it"},
+				{requirement: "gpu_nodes_allocatable", status: checks.Implemented, result: checks.Pass, conclusion: "ascend-device-plugin-daemonset"},
+				{requirement: "accelerator_metrics", status: checks.Implemented, result: checks.Pass, conclusion: "Huawei NPU Exporter"},
+				{requirement: "driver_runtime_management", status: checks.Implemented, result: checks.Warn, conclusion: "192.168.0.147"},
+				{requirement: "cluster_autoscaling", status: checks.NotApplicable, result: checks.Skip},
 				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kserve"},
 			},
 		},

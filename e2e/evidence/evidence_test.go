@@ -86,4 +86,9 @@ var faults = map[string]struct {
 	"gke-tpu":               {"monitoring-targets", "", checks.Pass},
 	"baremetal-volcano":     {"gangs-admitted", "volcano", checks.Pass},
 	"eks-neuron":            {"autoscaler-found", "", checks.Pass},
+	"openshift-ai":          {"accelerator-scale-ups", "", checks.Pass},
+	"aks-kaito":             {"crs-reconciled", "kaito", checks.Pass},
+	"eks-gpu":               {"accelerator-scale-ups", "", checks.Pass},
+	"gke-gpu":               {"gpu-sharing", "", checks.Pass},
+	"cce-ascend":            {"accelerator-metrics", "", checks.Pass},
 }
