@@ -565,3 +565,28 @@ checks:
 		})
 	}
 }
+
+// TestDocLoads: the file docs/extending.md shows is a valid one, with the
+// example's checks and requirements, so the page cannot drift from the
+// format.
+func TestDocLoads(t *testing.T) {
+	page, err := os.ReadFile("../docs/extending.md")
+	require.NoError(t, err)
+	_, section, ok := strings.Cut(string(page), "\n## Declarative checks\n")
+	require.True(t, ok, "docs/extending.md has no Declarative checks section")
+	_, block, ok := strings.Cut(section, "```yaml\n"+header)
+	require.True(t, ok, "the section shows no file")
+	block, _, ok = strings.Cut(block, "```\n")
+	require.True(t, ok)
+	doc := load(t, "extending.md", header+block)
+	example := loadExample(t)
+	assert.Equal(t, example.Requirements(), doc.Requirements())
+	var want, got []string
+	for _, c := range example.Checks() {
+		want = append(want, c.Meta().ID+" "+c.Meta().Requirement)
+	}
+	for _, c := range doc.Checks() {
+		got = append(got, c.Meta().ID+" "+c.Meta().Requirement)
+	}
+	assert.Equal(t, want, got)
+}
