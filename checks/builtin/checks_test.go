@@ -586,16 +586,15 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 				expect{"monitoring-system", "", checks.Pass, "Google Cloud Managed Service for Prometheus (collectors DaemonSet gke-gmp-system/collector 1/1 ready)"},
 				expect{"monitoring-targets", "", checks.Pass, "Google Cloud Managed Service for Prometheus: 2 of 2 targets healthy by the status of 2 scrape configurations selecting 2 pods; AI workloads: vLLM 1"},
 				expect{"autoscaler-found", "", checks.Skip, "no cluster autoscaler found"},
-				// A defect: with no GPU Feature Discovery count on the node,
-				// the 56 MIG partitions are taken for 56 GPUs, and the
-				// exporter's series of the 8 physical GPUs for too few.
-				expect{"accelerator-metrics", "", checks.Fail, "serves utilization series for 8 of 56 accelerators"}),
+				// Each of the 56 partitions is a GPU to the scheduler, and the
+				// exporter serves each its own series (GPU_I_ID).
+				expect{"accelerator-metrics", "", checks.Pass, "NVIDIA DCGM Exporter serves utilization and memory for each of 56 accelerators on 1 accelerator node"}),
 			verdicts: []expectVerdict{
 				{requirement: "gpu_nodes_allocatable", status: checks.Implemented, result: checks.Pass, conclusion: "nvidia-gpu-device-plugin-large-cos"},
 				{requirement: "gpu_sharing", status: checks.Implemented, result: checks.Pass, conclusion: "GKE's cloud.google.com/gke-gpu-partition-size"},
 				{requirement: "ai_service_metrics", status: checks.Implemented, result: checks.Pass, conclusion: "Google Cloud Managed Service for Prometheus"},
 				{requirement: "cluster_autoscaling", status: checks.NotApplicable, result: checks.Skip, conclusion: "not applicable: no cluster autoscaler found"},
-				{requirement: "accelerator_metrics", status: checks.NotImplemented, result: checks.Fail, conclusion: "8 of 56 accelerators"},
+				{requirement: "accelerator_metrics", status: checks.Implemented, result: checks.Pass, conclusion: "each of 56 accelerators"},
 			},
 		},
 		{

@@ -93,7 +93,7 @@ func seriesQuery(known []exporter) string {
 				}
 			}
 		}
-		for _, l := range e.DeviceLabels {
+		for _, l := range slices.Concat(e.DeviceLabels, e.InstanceLabels) {
 			if !slices.Contains(by, l) {
 				by = append(by, l)
 			}

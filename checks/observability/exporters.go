@@ -26,13 +26,18 @@ type exporter struct {
 	// the device label tells apart (Neuron's series are per core: its
 	// aws.amazon.com/neuroncore), a trailing "*" matching any rest; none
 	// means Resources.
-	Count        []string            `yaml:"count"`
-	Images       []string            `yaml:"images"`
-	Port         int                 `yaml:"port"`
-	Path         string              `yaml:"path"`
-	DeviceLabels []string            `yaml:"deviceLabels"`
-	Prefixes     []string            `yaml:"prefixes"`
-	Metrics      map[string][]string `yaml:"metrics"`
+	Count        []string `yaml:"count"`
+	Images       []string `yaml:"images"`
+	Port         int      `yaml:"port"`
+	Path         string   `yaml:"path"`
+	DeviceLabels []string `yaml:"deviceLabels"`
+	// InstanceLabels name a partition of the device a series is about
+	// (a MIG instance), where the exporter serves one series per
+	// partition: each partition is then an accelerator of its own, as the
+	// scheduler sees it.
+	InstanceLabels []string            `yaml:"instanceLabels"`
+	Prefixes       []string            `yaml:"prefixes"`
+	Metrics        map[string][]string `yaml:"metrics"`
 	// Load is how accelerator-load-probe loads one of the vendor's
 	// accelerators; nil where no load is known.
 	Load *loadSpec `yaml:"load"`
@@ -197,10 +202,16 @@ func (e exporter) device(m *dto.Metric) string {
 }
 
 // deviceOf is the device named by the first of the exporter's device
-// labels that label has, "" when none does.
+// labels that label has, "" when none does; with the partition its
+// instance labels name, when they name one.
 func (e exporter) deviceOf(label func(name string) string) string {
 	for _, want := range e.DeviceLabels {
 		if v := label(want); v != "" {
+			for _, in := range e.InstanceLabels {
+				if i := label(in); i != "" {
+					return v + "/" + in + "=" + i
+				}
+			}
 			return v
 		}
 	}

@@ -42,3 +42,30 @@ func TestExportersFileRefusesBadEntries(t *testing.T) {
 		assert.ErrorContains(t, err, want)
 	}
 }
+
+// A GPU cut into MIG instances: DCGM Exporter's series of each instance
+// (GPU_I_ID) are accelerators apart, the GPU's own series one more; a
+// GPU without instances is one, whatever its other labels.
+func TestDCGMSeriesPerMIGInstance(t *testing.T) {
+	known, err := exporters()
+	require.NoError(t, err)
+	var dcgm exporter
+	for _, e := range known {
+		if e.Name == "NVIDIA DCGM Exporter" {
+			dcgm = e
+		}
+	}
+	body := "# TYPE DCGM_FI_PROF_GR_ENGINE_ACTIVE gauge\n" +
+		"DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"0\",GPU_I_PROFILE=\"1g.10gb\",GPU_I_ID=\"7\"} 0.5\n" +
+		"DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"0\",GPU_I_PROFILE=\"1g.10gb\",GPU_I_ID=\"8\"} 0.1\n" +
+		"DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"1\",GPU_I_PROFILE=\"1g.10gb\",GPU_I_ID=\"7\"} 0\n" +
+		"# TYPE DCGM_FI_DEV_FB_USED gauge\n" +
+		"DCGM_FI_DEV_FB_USED{gpu=\"0\",UUID=\"GPU-1\"} 100\n" +
+		"DCGM_FI_DEV_FB_USED{gpu=\"1\",UUID=\"GPU-2\"} 100\n"
+	s, err := dcgm.parseScrape([]byte(body))
+	require.NoError(t, err)
+	assert.Len(t, s.devices["utilization"], 3, "three MIG instances on two GPUs")
+	assert.True(t, s.devices["utilization"]["0/GPU_I_ID=8"])
+	assert.Len(t, s.devices["memory"], 2, "two whole GPUs")
+	assert.Contains(t, seriesQuery([]exporter{dcgm}), "gpu, GPU_I_ID)")
+}
