@@ -507,7 +507,8 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 			// querier, the GPU Operator.
 			scenario: "openshift-ai",
 			want: append(append(append(append(allPass("kserve"), allPass("kuberay")...), allPass("kueue")...), allPassBut("kubeflow-trainer", "controller-lease")...),
-				gpuPass, pluginPass,
+				gpuPass,
+				expect{"gpu-device-plugin", "", checks.Pass, "DaemonSet nvidia-gpu-operator/nvidia-device-plugin-daemonset"},
 				expect{"controller-ready", "kserve", checks.Pass, "Deployment redhat-ods-applications/kserve-controller-manager available"},
 				expect{"controller-lease", "kserve", checks.Pass, "Lease redhat-ods-applications/kserve-controller-manager-leader-lock"},
 				expect{"autoscaler-found", "", checks.Pass, "cluster-autoscaler Deployment openshift-machine-api/cluster-autoscaler-default (1 of 1 available); OpenShift, 1 MachineSet an autoscaler grows"},
