@@ -519,7 +519,9 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 				// Its Prometheuses listen on loopback behind kube-rbac-proxy,
 				// and the Thanos querier asks for a bearer token the API
 				// server's proxy does not pass: their targets are not seen.
-				expect{"monitoring-targets", "", checks.Warn, "Prometheus openshift-monitoring/k8s listens on its pods' loopback only"}),
+				expect{"monitoring-targets", "", checks.Warn, "Prometheus openshift-monitoring/k8s listens on its pods' loopback only"},
+				expect{"monitoring-targets", "", checks.Warn, "OpenShift cluster monitoring: it runs (Deployment openshift-monitoring/thanos-querier 1/1 ready), but"},
+				expect{"monitoring-targets", "", checks.Warn, "its targets are kept in the Thanos querier (openshift-monitoring/thanos-querier)"}),
 			verdicts: []expectVerdict{
 				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kserve", conclusion: "KServe meets it"},
 				{requirement: "gang_scheduling", status: checks.Implemented, result: checks.Pass, operator: "kueue", conclusion: "Kueue meets it"},
