@@ -90,6 +90,9 @@ type Plugin struct {
 	Title       string        `yaml:"title"`
 	Requirement string        `yaml:"requirement"`
 	Timeout     time.Duration `yaml:"timeout"`
+	// Probe marks a plugin that writes to the cluster: it runs only under
+	// --probe, after the read-only checks.
+	Probe bool `yaml:"probe"`
 	// Source is file:line.
 	Source string `yaml:"-"`
 }

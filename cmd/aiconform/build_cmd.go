@@ -96,7 +96,11 @@ would reject it, which it will until the vendor adds what aiconform cannot judge
 			if err := o.loadConfig(cmd.Flags()); err != nil {
 				return err
 			}
-			if ids := skipsOfChecklist(o.extensions()); ids != "" {
+			ext, err := o.extensions()
+			if err != nil {
+				return err
+			}
+			if ids := skipsOfChecklist(ext); ids != "" {
 				return usageErrorf("a submission states every requirement of its checklist, and the config skips %s: build with a config without them (--config)", ids)
 			}
 			if err := o.Validate(cmd); err != nil {

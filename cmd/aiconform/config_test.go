@@ -129,3 +129,45 @@ func TestListSaysWhereTheUsersEntriesCameFrom(t *testing.T) {
 	require.Equal(t, 0, code)
 	assert.NotContains(t, stdout, "THE USER'S")
 }
+
+// The user's checks and plugins, as the config names them: a mistake in a
+// file of checks is exit 2 at its line; a plugin named but not on PATH is
+// exit 2; a plugin in a run on a recording is an Error, not a verdict on
+// whatever cluster the kubeconfig names.
+func TestConfigChecksAndPlugins(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "bad.yaml"), []byte(`apiVersion: aiconform.io/v1alpha1
+kind: Checks
+checks:
+- id: nodes-labelled
+  title: Nodes are labelled
+  requirement: gpu_nodes_allocatable
+  description: d
+  remediation: r
+  read: {apiVersion: v1, kind: Node}
+  expression: "object.metadata.labels.size() >"
+  message: m
+`), 0o644))
+	cfg := filepath.Join(dir, "aiconform.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("checks: [bad.yaml]\n"), 0o644))
+	code, _, stderr := run(t, "check", "all", "--fixture", "demo", "--config", cfg)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, filepath.Join(dir, "bad.yaml")+":10:")
+
+	cfg = writeConfig(t, "plugins:\n  - name: no-such-thing\n    requirement: gpu_nodes_allocatable\n")
+	code, _, stderr = run(t, "check", "all", "--fixture", "demo", "--config", cfg)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "aiconform.yaml:2: plugin no-such-thing: no aiconform-check-no-such-thing on PATH; give its path")
+
+	cfg = writeConfig(t, "plugins:\n  - name: labels\n    path: /bin/true\n    requirement: gpu_nodes_allocatable\n")
+	code, stdout, stderr := run(t, "check", "gpu_nodes_allocatable", "--fixture", "demo", "--config", cfg, "-o", "json")
+	assert.Equal(t, 1, code, stderr)
+	var rep report.Report
+	require.NoError(t, json.Unmarshal([]byte(stdout), &rep))
+	req := rep.Requirements[0]
+	require.Len(t, req.Checks, 3)
+	assert.Equal(t, "plugin-labels", req.Checks[2].ID)
+	assert.Equal(t, "error", req.Checks[2].Status)
+	assert.Equal(t, "a plugin judges a live cluster, and this run reads a recording", req.Checks[2].Reason)
+	assert.Contains(t, req.Conclusion, "[judged with the user's checks plugin-labels besides aiconform's]")
+}

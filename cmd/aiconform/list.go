@@ -3,11 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/aiconform/aiconform/audit"
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/config"
+	"github.com/aiconform/aiconform/plugin"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
@@ -39,7 +41,10 @@ func NewCmdList(streams genericiooptions.IOStreams) *cobra.Command {
 			if err != nil {
 				return usageErrorf("--data: %v", err)
 			}
-			ext := configExtensions(c)
+			ext, err := configExtensions(c, plugin.Conn{}, true, os.Getenv("PATH"))
+			if err != nil {
+				return err
+			}
 			catalog, registry, err := audit.Catalog(ext)
 			if err != nil {
 				var sel *audit.SelectionError

@@ -128,7 +128,11 @@ func (f *RunFlags) Report(ctx context.Context, ids []string, failOn checks.Level
 	if _, err := checks.SetDataOverlay(f.Data); err != nil {
 		return nil, usageErrorf("--data: %v", err)
 	}
-	plan, err := audit.NewPlan(ids, profiles, f.extensions())
+	ext, err := f.extensions()
+	if err != nil {
+		return nil, err
+	}
+	plan, err := audit.NewPlan(ids, profiles, ext)
 	if err != nil {
 		var sel *audit.SelectionError
 		if errors.As(err, &sel) {

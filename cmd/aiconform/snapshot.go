@@ -7,9 +7,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aiconform/aiconform/audit"
 	"github.com/aiconform/aiconform/checks"
-	"github.com/aiconform/aiconform/checks/builtin"
 	"github.com/aiconform/aiconform/cluster"
+	"github.com/aiconform/aiconform/config"
+	"github.com/aiconform/aiconform/plugin"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
@@ -20,6 +22,10 @@ type SnapshotOptions struct {
 	Out         string
 	Profiles    []string
 	Timeout     time.Duration
+	// ConfigFile and Data add the reads of the user's declarative checks
+	// and data files to the recording.
+	ConfigFile string
+	Data       string
 
 	streams genericiooptions.IOStreams
 	now     func() time.Time
@@ -48,6 +54,8 @@ Secrets are never read. Managed fields are left out.`,
 	f.StringVar(&o.Out, "out", "", "file to write the recording to: YAML, or JSON when it ends in .json (much faster for large clusters)")
 	f.StringArrayVar(&o.Profiles, "profile", nil, "an operator profile YAML file to add (repeatable)")
 	f.DurationVar(&o.Timeout, "timeout", 60*time.Second, "time limit of each check")
+	f.StringVar(&o.ConfigFile, "config", "", "record what the declarative checks and the data of this config file read too (default: "+config.DefaultName+" in the working directory, when there is one)")
+	f.StringVar(&o.Data, "data", "", "a directory of data files merged over the built-in ones, as check's --data")
 	return cmd
 }
 
@@ -66,7 +74,27 @@ func (o *SnapshotOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	rec, err := checks.Record(ctx, cache, info, profiles, builtin.Registry(), o.Timeout, o.now)
+	c, err := readConfig(o.ConfigFile)
+	if err != nil {
+		return err
+	}
+	if c != nil && o.Data == "" {
+		o.Data = c.Data
+	}
+	if _, err := checks.SetDataOverlay(o.Data); err != nil {
+		return usageErrorf("--data: %v", err)
+	}
+	// Plugins read the cluster by themselves, not through the recording:
+	// the recording holds what the declarative checks read.
+	ext, err := configExtensions(c, plugin.Conn{}, false, os.Getenv("PATH"))
+	if err != nil {
+		return err
+	}
+	_, registry, err := audit.Catalog(checks.Extensions{Checks: ext.Checks, Requirements: ext.Requirements, Origin: ext.Origin})
+	if err != nil {
+		return &usageError{err}
+	}
+	rec, err := checks.Record(ctx, cache, info, profiles, registry, o.Timeout, o.now)
 	if err != nil {
 		return err
 	}
