@@ -171,3 +171,20 @@ checks:
 	assert.Equal(t, "a plugin judges a live cluster, and this run reads a recording", req.Checks[2].Reason)
 	assert.Contains(t, req.Conclusion, "[judged with the user's checks plugin-labels besides aiconform's]")
 }
+
+// A plugin found on PATH is listed, and runs only once the config names
+// it.
+func TestListNamesPluginsOnPath(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "aiconform-check-pools"), []byte("#!/bin/sh\n"), 0o755))
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	code, stdout, stderr := run(t, "list")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "plugin, not run   pools   "+filepath.Join(dir, "aiconform-check-pools")+" (name it under plugins: in aiconform.yaml, with its requirement)")
+
+	cfg := writeConfig(t, "plugins:\n  - name: pools\n    requirement: gpu_nodes_allocatable\n")
+	code, stdout, stderr = run(t, "list", "--config", cfg)
+	require.Equal(t, 0, code, stderr)
+	assert.NotContains(t, stdout, "not run")
+	assert.Contains(t, stdout, "check        plugin-pools   aiconform.yaml:2\n")
+}

@@ -132,7 +132,8 @@ func NewCmdList(streams genericiooptions.IOStreams) *cobra.Command {
 			if err := w.Flush(); err != nil {
 				return err
 			}
-			return listExtensions(streams, ext, origins)
+			found, shadowed := plugin.Discover(os.Getenv("PATH"))
+			return listExtensions(streams, ext, origins, unnamed(found, c), shadowed)
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "", "wide: add check IDs, API groups and where each controller usually runs")
@@ -144,8 +145,8 @@ func NewCmdList(streams genericiooptions.IOStreams) *cobra.Command {
 // listExtensions says what the user added: where each of their checks
 // and requirements was declared, what they skip, and the data entries
 // their overlay adds or replaces (every other entry is built in).
-func listExtensions(streams genericiooptions.IOStreams, ext checks.Extensions, origins []checks.DataOrigin) error {
-	if ext.Empty() && len(origins) == 0 {
+func listExtensions(streams genericiooptions.IOStreams, ext checks.Extensions, origins []checks.DataOrigin, idle, shadowed []plugin.Spec) error {
+	if ext.Empty() && len(origins) == 0 && len(idle) == 0 && len(shadowed) == 0 {
 		return nil
 	}
 	fmt.Fprintln(streams.Out)
@@ -167,5 +168,29 @@ func listExtensions(streams genericiooptions.IOStreams, ext checks.Extensions, o
 		}
 		fmt.Fprintf(w, "%s entry\t%s\t%s (%s)\n", o.File, o.Entry, o.Source, how)
 	}
+	for _, p := range idle {
+		fmt.Fprintf(w, "plugin, not run\t%s\t%s (name it under plugins: in %s, with its requirement)\n", p.Name, p.Path, config.DefaultName)
+	}
+	for _, p := range shadowed {
+		fmt.Fprintf(w, "plugin, shadowed\t%s\t%s (an earlier directory of PATH has one of that name)\n", p.Name, p.Path)
+	}
 	return w.Flush()
+}
+
+// unnamed are the plugins found on PATH that the config does not name:
+// they never run on their own.
+func unnamed(found []plugin.Spec, c *config.File) []plugin.Spec {
+	var out []plugin.Spec
+	for _, p := range found {
+		named := false
+		if c != nil {
+			for _, q := range c.Plugins {
+				named = named || q.Name == p.Name
+			}
+		}
+		if !named {
+			out = append(out, p)
+		}
+	}
+	return out
 }
