@@ -411,7 +411,10 @@ func Build(in BuildInput) (*Package, error) {
 			if ck, ok := t.Checklist.Item(it.ID); ok {
 				for _, id := range ck.Aiconform {
 					r, ok := reqs[id]
-					if !ok {
+					// A requirement the run skipped (skip: in a config)
+					// was not judged: its entry is left to the user, as
+					// one the report does not hold.
+					if !ok || r.Status == string(checks.Skipped) {
 						pl.missing = append(pl.missing, id)
 						continue
 					}

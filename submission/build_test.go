@@ -758,3 +758,22 @@ func TestVendorNoteConditional(t *testing.T) {
 		})
 	}
 }
+
+// A report whose run skipped a requirement (skip: in a config) did not
+// judge it: its entry is left to the vendor, never written "Skipped",
+// which no PRODUCT.yaml accepts.
+func TestBuildReportThatSkippedTheRequirement(t *testing.T) {
+	rep := makeReport(t, demo)
+	for i, r := range rep.Requirements {
+		if r.ID == "robust_controller" {
+			rep.Requirements[i].Status, rep.Requirements[i].Result = string(checks.Skipped), string(checks.Skip)
+			rep.Requirements[i].Checks = []report.Check{}
+		}
+	}
+	p := buildFrom(t, "AIConformance-1.36.yaml", mustRead(t, templatePath(t, "1.36")), metadataFor("1.36"), rep)
+	last := p.Items[len(p.Items)-1]
+	assert.Equal(t, BuiltItem{ID: "robust_controller", Category: "operator", Level: "MUST", Action: ActionVendor, Detail: "the report did not judge robust_controller"}, last)
+	prod, err := ParseProduct(fileOf(t, p, "PRODUCT.yaml"))
+	require.NoError(t, err)
+	assert.Empty(t, itemOf(t, prod, "robust_controller").Status)
+}
