@@ -1,9 +1,10 @@
 // Package config reads aiconform.yaml, the file in which a pipeline keeps
 // its choices (what runs, the failing level, probe settings, redaction,
 // requirements skipped with a reason, the user's own checks and plugins)
-// in its repository rather than on a long command line. Flags given on the
-// command line override it; that merge is the command's, not this
-// package's.
+// in its repository rather than on a long command line, and makes the
+// extensions it names (declarative checks, plugins, skips) into what a run
+// adds to the built-in catalog. Flags given on the command line override
+// the file; that merge is the command's, not this package's.
 package config
 
 import (

@@ -9,6 +9,8 @@ import (
 
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/checks/builtin"
+	"github.com/aiconform/aiconform/config"
+	"github.com/aiconform/aiconform/plugin"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -17,7 +19,7 @@ import (
 // the pages under docs/ were not regenerated, or a page of a removed check
 // is left behind.
 func TestPagesUpToDate(t *testing.T) {
-	pages, err := render()
+	pages, err := render(checks.Extensions{})
 	require.NoError(t, err)
 	for name, want := range pages {
 		got, err := os.ReadFile(filepath.Join("..", name))
@@ -37,7 +39,7 @@ func TestPagesUpToDate(t *testing.T) {
 }
 
 func TestEveryCheckHasAPage(t *testing.T) {
-	pages, err := render()
+	pages, err := render(checks.Extensions{})
 	require.NoError(t, err)
 	reqs, err := checks.Catalog(builtin.Registry())
 	require.NoError(t, err)
@@ -122,4 +124,25 @@ func TestLoadProvenRejects(t *testing.T) {
 		_, err := loadProven()
 		assert.Error(t, err, name)
 	}
+}
+
+// With a config, the pages show the user's requirements and checks beside
+// the built-in ones: a platform's own reference.
+func TestRenderWithTheUsersChecks(t *testing.T) {
+	c, err := config.Parse(filepath.Join(t.TempDir(), "aiconform.yaml"), []byte("checks: ["+mustAbs(t, "../examples/checks.yaml")+"]\n"))
+	require.NoError(t, err)
+	ext, err := c.Extensions(plugin.Conn{}, true, "")
+	require.NoError(t, err)
+	pages, err := render(ext)
+	require.NoError(t, err)
+	assert.Contains(t, pages["checks.md"], "| [accelerator_ownership](#accelerator_ownership) | MUST | user | user | [accelerator-nodes-owned](checks/accelerator-nodes-owned.md) |")
+	assert.Contains(t, pages["checks.md"], "[inference-namespaces-have-contact](checks/inference-namespaces-have-contact.md)")
+	assert.Contains(t, pages["checks/accelerator-nodes-owned.md"], "# accelerator-nodes-owned")
+}
+
+func mustAbs(t *testing.T, p string) string {
+	t.Helper()
+	abs, err := filepath.Abs(p)
+	require.NoError(t, err)
+	return abs
 }
