@@ -91,4 +91,3 @@ func (r recordedRun) Meta() checks.Meta { return r.meta }
 func (r recordedRun) Run(context.Context, *checks.Env) (checks.Result, error) {
 	return checks.Result{}, errors.New("a plugin judges a live cluster, and this run reads a recording")
 }
-
