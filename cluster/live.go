@@ -185,6 +185,10 @@ func (l *Live) packList(ctx context.Context, q Query) (*packedList, time.Time, e
 // what a run would otherwise hold. A page read in protobuf comes masked
 // (maskFor), so that there is little left to drop.
 func settle(q Query, o runtime.Object) {
+	if q.Whole {
+		trimMeta(o)
+		return
+	}
 	trim(o)
 	switch {
 	case q.nodePods():

@@ -125,6 +125,12 @@ func TestLiveListTrims(t *testing.T) {
 	assert.Nil(t, n.Status.Images)
 	assert.Equal(t, "8", n.Status.Capacity.Name("nvidia.com/gpu", resource.DecimalSI).String(), "what checks read stays")
 
+	// Asked for whole (a user's check), a node keeps its images.
+	got, _, err = l.List(context.Background(), Query{Resource: Nodes, Whole: true})
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.Len(t, got[0].(*corev1.Node).Status.Images, 1)
+
 	got, _, err = l.List(context.Background(), Query{Resource: Pods, Namespace: "ns1"})
 	require.NoError(t, err)
 	require.Len(t, got, 1)

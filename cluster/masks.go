@@ -166,6 +166,8 @@ var (
 // after trim and slimming, dropped before they are decoded.
 func maskFor(q Query) *fieldMask {
 	switch {
+	case q.Whole:
+		return objectList
 	case q.nodePods():
 		return nodePodList
 	case q.acrossCluster() && q.Resource.GVR == Deployments.GVR:

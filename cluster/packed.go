@@ -51,6 +51,8 @@ type packable interface {
 // any other query, whose objects are read by many checks and kept decoded.
 func packedKind(q Query) func() packable {
 	switch {
+	case q.Whole:
+		return nil
 	case q.nodePods():
 		return func() packable { return &corev1.Pod{} }
 	case q.acrossCluster() && q.Resource.GVR == Deployments.GVR:

@@ -200,6 +200,16 @@ func maskCases() []struct {
 				assert.Empty(t, n.ManagedFields)
 				assert.Len(t, n.Status.Capacity, 1)
 			}},
+		{"nodes, whole", Query{Resource: Nodes, Whole: true},
+			&corev1.NodeList{Items: []corev1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "n", ManagedFields: managed},
+				Status: corev1.NodeStatus{Images: []corev1.ContainerImage{{Names: []string{"img"}, SizeBytes: 1}},
+					NodeInfo: corev1.NodeSystemInfo{KubeletVersion: "v1.37.2"}}}}},
+			func(t *testing.T, masked runtime.Object) {
+				n := masked.(*corev1.NodeList).Items[0]
+				assert.Equal(t, "v1.37.2", n.Status.NodeInfo.KubeletVersion, "a whole query keeps what the built-in checks do not read")
+				assert.Len(t, n.Status.Images, 1)
+				assert.Empty(t, n.ManagedFields)
+			}},
 		{"CRDs", Query{Resource: CRDs},
 			&apiextensionsv1.CustomResourceDefinitionList{Items: []apiextensionsv1.CustomResourceDefinition{{
 				ObjectMeta: metav1.ObjectMeta{Name: "widgets.example.com", ManagedFields: managed},

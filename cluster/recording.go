@@ -66,6 +66,7 @@ type RecordedQuery struct {
 	Namespace     string         `json:"namespace,omitempty"`
 	LabelSelector string         `json:"labelSelector,omitempty"`
 	FieldSelector string         `json:"fieldSelector,omitempty"`
+	Whole         bool           `json:"whole,omitempty"`
 	CapturedAt    time.Time      `json:"capturedAt"`
 	Error         *metav1.Status `json:"error,omitempty"`
 }
@@ -93,6 +94,7 @@ func recordQuery(q Query, at time.Time, err error) RecordedQuery {
 		Namespace:     q.Namespace,
 		LabelSelector: q.LabelSelector,
 		FieldSelector: q.FieldSelector,
+		Whole:         q.Whole,
 		CapturedAt:    at.UTC(),
 	}
 	if err != nil {
@@ -117,6 +119,7 @@ func (rq RecordedQuery) query() (Query, error) {
 		Namespace:     rq.Namespace,
 		LabelSelector: rq.LabelSelector,
 		FieldSelector: rq.FieldSelector,
+		Whole:         rq.Whole,
 	}, nil
 }
 
@@ -135,7 +138,7 @@ func recordList(q Query, objs []runtime.Object, at time.Time, err error) (Record
 		// Typed list items come without apiVersion and kind; a recording
 		// needs them to decode each item back into its type.
 		o.GetObjectKind().SetGroupVersionKind(gvk)
-		trim(o)
+		trimFor(q, o)
 		raw, err := json.Marshal(o)
 		if err != nil {
 			return l, fmt.Errorf("record %s: %w", q, err)
@@ -152,7 +155,7 @@ func recordTable(q Query, t *metav1.Table, at time.Time, err error) RecordedTabl
 		for i := range t.Rows {
 			row := &t.Rows[i]
 			if row.Object.Object != nil {
-				trim(row.Object.Object)
+				trimFor(q, row.Object.Object)
 				if raw, err := json.Marshal(row.Object.Object); err == nil {
 					row.Object.Raw = raw
 				}
@@ -285,6 +288,23 @@ const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 // thousands of nodes more than the rest of them), and the capacities of a
 // ResourceSlice's devices (a map each, read by no check).
 func trim(o runtime.Object) {
+	trimMeta(o)
+	trimKind(o)
+}
+
+// trimFor is what a recording keeps of an object q listed: a whole
+// query's objects lose their metadata's bulk only.
+func trimFor(q Query, o runtime.Object) {
+	if q.Whole {
+		trimMeta(o)
+		return
+	}
+	trim(o)
+}
+
+// trimMeta drops an object's managed fields and kubectl's last-applied
+// annotation: no check reads them, and they are much of an object.
+func trimMeta(o runtime.Object) {
 	if m, err := meta.Accessor(o); err == nil {
 		m.SetManagedFields(nil)
 		if a := m.GetAnnotations(); a != nil {
@@ -295,6 +315,11 @@ func trim(o runtime.Object) {
 			m.SetAnnotations(a)
 		}
 	}
+}
+
+// trimKind drops what no built-in check reads of a node, a ResourceSlice
+// and a CRD.
+func trimKind(o runtime.Object) {
 	if n, ok := o.(*corev1.Node); ok {
 		n.Status = corev1.NodeStatus{Capacity: n.Status.Capacity, Allocatable: n.Status.Allocatable, Phase: n.Status.Phase, Conditions: n.Status.Conditions}
 	}

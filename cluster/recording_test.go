@@ -440,3 +440,33 @@ func TestFixturesLoad(t *testing.T) {
 		})
 	}
 }
+
+// A whole query is recorded apart, whole, and replayed as it was read: a
+// user's check reads from a recording what it read from the cluster.
+func TestRecordingKeepsWholeQueries(t *testing.T) {
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Status: corev1.NodeStatus{
+		Images:   []corev1.ContainerImage{{Names: []string{"registry.k8s.io/pause:3.10"}, SizeBytes: 320000}},
+		NodeInfo: corev1.NodeSystemInfo{KubeletVersion: "v1.37.2"}}}
+	ctx := context.Background()
+	live := NewCache(&Live{Kube: kubefake.NewClientset(node), Now: func() time.Time { return t0 }})
+	_, _, err := live.List(ctx, Query{Resource: Nodes})
+	require.NoError(t, err)
+	_, _, err = live.List(ctx, Query{Resource: Nodes, Whole: true})
+	require.NoError(t, err)
+	rec, err := live.Recording(Info{RecordedAt: t0})
+	require.NoError(t, err)
+	data, err := rec.Marshal()
+	require.NoError(t, err)
+	assert.Contains(t, string(data), "whole: true")
+	replay, err := LoadRecording("r.yaml", data)
+	require.NoError(t, err)
+
+	got, _, err := replay.List(ctx, Query{Resource: Nodes, Whole: true})
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.Equal(t, "v1.37.2", got[0].(*corev1.Node).Status.NodeInfo.KubeletVersion)
+	got, _, err = replay.List(ctx, Query{Resource: Nodes})
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.Empty(t, got[0].(*corev1.Node).Status.NodeInfo)
+}

@@ -99,11 +99,24 @@ type Query struct {
 	Namespace     string
 	LabelSelector string
 	FieldSelector string
+	// Whole asks for the objects as the server keeps them, but for their
+	// managed fields and kubectl's last-applied annotation. Without it,
+	// List drops what no built-in check reads of some kinds (a node's
+	// status but its capacity, allocatable, phase and conditions; CRD
+	// schemas; the specs of a node's pods and of the cluster's workloads):
+	// a check that reads fields the built-in ones do not name, a user's,
+	// must ask for them whole, or read an empty value where the cluster
+	// has one. A whole query is a query of its own: one LIST more.
+	Whole bool
 }
 
 // Key identifies the query in the cache and in recordings.
 func (q Query) Key() string {
-	return strings.Join([]string{q.Resource.String(), q.Namespace, q.LabelSelector, q.FieldSelector}, "|")
+	k := strings.Join([]string{q.Resource.String(), q.Namespace, q.LabelSelector, q.FieldSelector}, "|")
+	if q.Whole {
+		k += "|whole"
+	}
+	return k
 }
 
 // nameField is the field selector every resource answers: only the

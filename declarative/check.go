@@ -144,7 +144,10 @@ func (c *check) Run(ctx context.Context, env *checks.Env) (checks.Result, error)
 		r.Finish(checks.Error, "%s is not namespaced: read.namespace %q has no meaning for it", c.read.kind, c.read.namespace)
 		return r, nil
 	}
-	q := cluster.Query{Resource: res, LabelSelector: c.read.labelSelector, FieldSelector: c.read.fieldSelector}
+	// Whole: the cache drops of some kinds what no built-in check reads (a
+	// node's images, a workload's pod template), and a user's expression
+	// may read exactly that; it must not see such a field absent.
+	q := cluster.Query{Resource: res, LabelSelector: c.read.labelSelector, FieldSelector: c.read.fieldSelector, Whole: true}
 	if res.Namespaced {
 		q.Namespace = c.read.namespace
 	}

@@ -590,3 +590,18 @@ func TestDocLoads(t *testing.T) {
 	}
 	assert.Equal(t, want, got)
 }
+
+// A user's expression may read what no built-in check does (a node's
+// system info): the check reads its objects whole, and sees it.
+func TestReadsWholeObjects(t *testing.T) {
+	f := load(t, "mine.yaml", oneCheck(`  read: {apiVersion: v1, kind: Node}
+  expression: object.status.nodeInfo.kubeletVersion.startsWith('v1.37')
+`))
+	out := run(t, f, func(w *checkstest.World) {
+		for _, n := range w.Nodes {
+			n.Status.NodeInfo.KubeletVersion = "v1.37.2"
+		}
+	}, nil)
+	r := checkstest.Result(t, out, "my-check", "")
+	assert.Equal(t, checks.Pass, r.Status, r.Reason)
+}
