@@ -188,3 +188,23 @@ func TestListNamesPluginsOnPath(t *testing.T) {
 	assert.NotContains(t, stdout, "not run")
 	assert.Contains(t, stdout, "check        plugin-pools   aiconform.yaml:2\n")
 }
+
+// docs/examples/aiconform.yaml, as docs/extending.md shows it.
+func TestExampleConfig(t *testing.T) {
+	code, stdout, stderr := run(t, "check", "--fixture", "demo", "--config", "../../docs/examples/aiconform.yaml", "-o", "json")
+	require.Contains(t, []int{0, 1}, code, stderr)
+	var rep report.Report
+	require.NoError(t, json.Unmarshal([]byte(stdout), &rep))
+	var ids []string
+	for _, r := range rep.Requirements {
+		ids = append(ids, r.ID)
+		if r.ID == "cluster_autoscaling" {
+			assert.Equal(t, "Skipped", r.Status)
+			assert.Equal(t, "skipped by aiconform.yaml:8: bare metal, a fixed pool of nodes; capacity is planned by hand", r.Conclusion)
+		}
+	}
+	assert.Contains(t, ids, "accelerator_ownership", "the example's own requirement is in the report")
+	code, stdout, _ = run(t, "list", "--config", "../../docs/examples/aiconform.yaml")
+	require.Equal(t, 0, code)
+	assert.Contains(t, stdout, "exporters.yaml entry   Acme GPU Telemetry")
+}
