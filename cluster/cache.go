@@ -18,6 +18,8 @@ import (
 // for everyone.
 type Cache struct {
 	src Source
+	// whole makes every List a whole query (see WholeObjects).
+	whole bool
 
 	mu     sync.Mutex
 	lists  map[string]*entry[Query, listed]
@@ -50,6 +52,9 @@ func (c *Cache) Info(ctx context.Context) (Info, error) { return c.src.Info(ctx)
 // List returns the objects of q. Callers must not modify them: they are
 // shared.
 func (c *Cache) List(ctx context.Context, q Query) ([]runtime.Object, time.Time, error) {
+	if c.whole {
+		q.Whole = true
+	}
 	l, at, err := once(ctx, &c.mu, c.lists, q.Key(), q, c.fetchList)
 	if err != nil {
 		return l.objs, at, err
@@ -196,4 +201,19 @@ func sortedKeys[T any](m map[string]T) []string {
 
 // Fresh is an empty cache over the same source: for reads that must see
 // the cluster as it is now, after a probe changed it.
-func (c *Cache) Fresh() *Cache { return NewCache(c.src) }
+func (c *Cache) Fresh() *Cache {
+	f := NewCache(c.src)
+	f.whole = c.whole
+	return f
+}
+
+// WholeObjects is an empty cache over the same source whose every List
+// reads whole (Query.Whole): what a test compares a run against, so that
+// a check reading a field the cache drops gives itself away by judging
+// otherwise. A run never uses it: it would hold the cluster's objects
+// whole.
+func (c *Cache) WholeObjects() *Cache {
+	f := NewCache(c.src)
+	f.whole = true
+	return f
+}

@@ -506,8 +506,10 @@ func TestChecksOnFakeCluster(t *testing.T) {
 				tc.tweak(t, w)
 			}
 			widgets := checkstest.WidgetProfile(t)
-			out := w.Serve().Run(builtin.Registry(), []*checks.Profile{widgets})
+			fc := w.Serve()
+			out := fc.Run(builtin.Registry(), []*checks.Profile{widgets})
 			require.Len(t, out.Results, runsFor(widgets), "each cluster-wide check once, each check of a requirement the profile may carry once")
+			assertReadsWhatTheCacheKeeps(t, out, fc.RunOn(fc.Cache().WholeObjects(), builtin.Registry(), []*checks.Profile{widgets}))
 			for _, want := range tc.want {
 				r := checkstest.Result(t, out, want.check, want.operator)
 				assert.Equal(t, want.status, r.Status, "%s/%s: %s", want.check, want.operator, r.Reason)
@@ -883,4 +885,30 @@ func runsFor(p *checks.Profile) int {
 		}
 	}
 	return n
+}
+
+// assertReadsWhatTheCacheKeeps compares a run with one on the same cluster
+// read whole (cluster.Cache.WholeObjects). The cache drops of nodes, of a
+// node's pods and of the cluster's workloads what no check reads; a check
+// that read such a field would see it empty and judge otherwise than on
+// the objects the cluster has. The fake world sets those fields (a node's
+// system info and images, a pod's images and tolerations), so that such a
+// check fails here, by name.
+func assertReadsWhatTheCacheKeeps(t *testing.T, kept, whole checks.Outcome) {
+	t.Helper()
+	type key struct{ check, op string }
+	byKey := map[key]checks.Result{}
+	for _, r := range whole.Results {
+		byKey[key{r.Check.ID, r.Operator}] = r
+	}
+	for _, r := range kept.Results {
+		w, ok := byKey[key{r.Check.ID, r.Operator}]
+		if !assert.True(t, ok, "%s/%s ran only on the cache's objects", r.Check.ID, r.Operator) {
+			continue
+		}
+		if w.Status != r.Status || w.Reason != r.Reason || !slices.Equal(w.Details, r.Details) {
+			t.Errorf("%s/%s reads a field the cache drops (cluster/masks.go, trim, slimPod): on whole objects %s %q, on what the cache keeps %s %q",
+				r.Check.ID, r.Operator, w.Status, w.Reason, r.Status, r.Reason)
+		}
+	}
 }

@@ -655,7 +655,13 @@ func (f *FakeCluster) get(_ context.Context, path string) ([]byte, error) {
 
 // Run runs every check of registry against the fake cluster.
 func (f *FakeCluster) Run(registry []checks.Check, profiles []*checks.Profile) checks.Outcome {
-	return checks.Run(context.Background(), f.Cache(), profiles, registry,
+	return f.RunOn(f.Cache(), registry, profiles)
+}
+
+// RunOn runs every check of registry on a cache of the fake cluster (its
+// Cache, or that cache's WholeObjects).
+func (f *FakeCluster) RunOn(c *cluster.Cache, registry []checks.Check, profiles []*checks.Profile) checks.Outcome {
+	return checks.Run(context.Background(), c, profiles, registry,
 		checks.RunOptions{Concurrency: 4, Timeout: time.Minute, JudgeAt: func() time.Time { return JudgeAt }}, FixedNow)
 }
 
@@ -699,7 +705,10 @@ func AvailableDeployment(ns, name string, labels map[string]string, image string
 func ReadyPod(ns, name string, labels map[string]string, nodeName string) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
-		Spec:       corev1.PodSpec{NodeName: nodeName, Containers: []corev1.Container{{Name: "manager"}}},
+		Spec: corev1.PodSpec{NodeName: nodeName, Containers: []corev1.Container{{Name: "manager", Image: "registry.example/" + name + ":1.0"}},
+			// Dropped of a node's pods by the cache: set, for the same
+			// test.
+			Tolerations: []corev1.Toleration{{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}}},
 		Status: corev1.PodStatus{
 			Phase: corev1.PodRunning,
 			Conditions: []corev1.PodCondition{
@@ -725,6 +734,13 @@ func Node(name string, ready corev1.ConditionStatus, accelerators corev1.Resourc
 			Capacity:    capacity,
 			Allocatable: capacity.DeepCopy(),
 			Conditions:  []corev1.NodeCondition{{Type: corev1.NodeReady, Status: ready, Reason: "KubeletReady"}},
+			// What the cache drops of a node, set as a kubelet sets it: a
+			// check that read it would judge otherwise on whole objects
+			// (TestChecksReadWhatTheCacheKeeps).
+			NodeInfo: corev1.NodeSystemInfo{OperatingSystem: "linux", Architecture: "amd64", KubeletVersion: "v1.37.2",
+				ContainerRuntimeVersion: "containerd://2.1.4", OSImage: "Ubuntu 24.04.3 LTS", KernelVersion: "6.8.0-79-generic"},
+			Addresses: []corev1.NodeAddress{{Type: corev1.NodeHostName, Address: name}},
+			Images:    []corev1.ContainerImage{{Names: []string{"registry.k8s.io/pause:3.10"}, SizeBytes: 320368}},
 		},
 	}
 }
