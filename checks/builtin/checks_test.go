@@ -625,6 +625,49 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kserve"},
 			},
 		},
+		{
+			// Shaped as a GKE submission whose only accelerators are TPUs:
+			// no NVIDIA node at all. Every accelerator requirement is judged
+			// on the TPU node alone, and none is N/A for it.
+			scenario: "gke-tpu-only",
+			want: append(append(allPass("kserve"), allPass("kuberay")...),
+				expect{"gpu-allocatable", "", checks.Pass, "1 GPU node Ready with accelerators allocatable"},
+				expect{"gpu-device-plugin", "", checks.Pass, "a Ready device plugin pod on each of 1 GPU node (DaemonSet kube-system/tpu-device-plugin)"},
+				// GKE's TPU device plugin serves each chip's duty cycle and
+				// memory: the requirement's core set, and no more.
+				expect{"accelerator-metrics", "", checks.Pass, "GKE TPU device plugin metrics serves utilization and memory for each of 8 accelerators on 1 accelerator node (its exporters have no temperature, power or interconnect metrics)"},
+				expect{"hpas-active", "", checks.Pass, "models/llm-server (Deployment/llm-server, pods requesting google.com/tpu, on external metric my-external-metric)"},
+				expect{"device-access-mediated", "", checks.Pass, "on 1 accelerator node, no pod outside the accelerator stack reaches a device around a request; 2 pods with accelerators by request"},
+				// No TPU driver version is published on GKE's nodes.
+				expect{"accelerator-drivers", "", checks.Warn, "the driver of 1 accelerator node cannot be seen (no labeller of its vendor is known): gke-tpu-v5e-8t-1"},
+				expect{"autoscaler-found", "", checks.Pass, "GKE node auto-provisioning, 1 ComputeClass an autoscaler grows"},
+				expect{"accelerator-node-groups", "", checks.Pass, "ComputeClass tpu-v5e (spec.priorities[].tpu.type tpu-v5-lite-podslice)"},
+				// No DRA driver runs: only NVIDIA's published devices before.
+				expect{"dra-apis", "", checks.Pass, "resource.k8s.io/v1 is served"},
+				expect{"dra-devices", "", checks.Fail, "no DRA driver publishes devices (no ResourceSlice)"},
+				expect{"monitoring-system", "", checks.Pass, "Google Cloud Managed Service for Prometheus (collectors DaemonSet gke-gmp-system/collector 1/1 ready)"},
+				// The model server's container is the demo's "server": no
+				// word of it names vLLM.
+				expect{"monitoring-targets", "", checks.Warn, "Google Cloud Managed Service for Prometheus: 2 of 2 targets healthy by the status of 2 scrape configurations selecting 2 pods; but no AI workload is among its targets"}),
+			verdicts: []expectVerdict{
+				{requirement: "robust_controller", status: checks.Implemented, result: checks.Pass, operator: "kserve", conclusion: "KServe meets it"},
+				{requirement: "gpu_nodes_allocatable", status: checks.Implemented, result: checks.Pass, conclusion: "DaemonSet kube-system/tpu-device-plugin"},
+				{requirement: "accelerator_metrics", status: checks.Implemented, result: checks.Pass, conclusion: "GKE TPU device plugin metrics serves utilization and memory for each of 8 accelerators"},
+				// Warn, as on demo: no metrics.k8s.io for CPU and memory HPAs.
+				{requirement: "pod_autoscaling", status: checks.Implemented, result: checks.Warn, conclusion: "pods requesting google.com/tpu"},
+				{requirement: "ai_inference", status: checks.Implemented, result: checks.Pass},
+				{requirement: "ai_service_metrics", status: checks.Implemented, result: checks.Warn, conclusion: "Google Cloud Managed Service for Prometheus"},
+				// The DRA API is served, but no driver publishes a TPU.
+				{requirement: "dra_support", status: checks.PartiallyImplemented, result: checks.Fail, conclusion: "no DRA driver publishes devices"},
+				// As on gke-tpu: node auto-provisioning keeps its scale-ups
+				// outside the cluster.
+				{requirement: "cluster_autoscaling", status: checks.NotImplemented, result: checks.Fail, conclusion: "not shown at work: accelerator-scale-ups"},
+				{requirement: "gang_scheduling", status: checks.NotImplemented, result: checks.Fail, conclusion: "no gang scheduler was found"},
+				// Read-only, no isolation is shown on any vendor's devices.
+				{requirement: "secure_accelerator_access", status: checks.NotImplemented, result: checks.Fail, conclusion: "not shown at work: device-isolation-probe"},
+				{requirement: "driver_runtime_management", status: checks.Implemented, result: checks.Warn, conclusion: "gke-tpu-v5e-8t-1"},
+			},
+		},
 	}
 
 	covered := map[string]bool{}

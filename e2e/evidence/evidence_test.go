@@ -91,4 +91,5 @@ var faults = map[string]struct {
 	"eks-gpu":               {"accelerator-scale-ups", "", checks.Pass},
 	"gke-gpu":               {"gpu-sharing", "", checks.Pass},
 	"cce-ascend":            {"accelerator-metrics", "", checks.Pass},
+	"gke-tpu-only":          {"accelerator-metrics", "", checks.Pass},
 }
