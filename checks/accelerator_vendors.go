@@ -27,7 +27,17 @@ type AcceleratorVendor struct {
 		Control   []string `yaml:"control"`
 	} `yaml:"devices"`
 	VisibleDevices []string `yaml:"visibleDevices"`
+	// Sharing and Virtualization are "unsupported" for a vendor whose
+	// accelerators have no static sharing (no partitions, no time-slicing)
+	// or no virtualized form: the requirements that ask for them only of
+	// accelerators that support them do not apply to its nodes.
+	Sharing        string `yaml:"sharing"`
+	Virtualization string `yaml:"virtualization"`
 }
+
+// Unsupported is the value of Sharing or Virtualization for a vendor
+// whose accelerators have no such form.
+const Unsupported = "unsupported"
 
 // serves says whether res is one of the vendor's resources: a name in
 // Resources, or a prefix ending in "*".
@@ -105,6 +115,11 @@ func checkVendor(v *AcceleratorVendor, seen map[string]bool) error {
 		return fmt.Errorf("needs devices.perDevice, the device nodes of one accelerator each")
 	}
 	seen[v.Name] = true
+	for _, f := range []struct{ name, value string }{{"sharing", v.Sharing}, {"virtualization", v.Virtualization}} {
+		if f.value != "" && f.value != Unsupported {
+			return fmt.Errorf("%s %q: only %q, or nothing when the vendor's accelerators may have it", f.name, f.value, Unsupported)
+		}
+	}
 	for _, r := range v.Resources {
 		domain, rest, ok := strings.Cut(strings.TrimSuffix(r, "*"), "/")
 		if !ok || domain == "" || (rest == "" && !strings.HasSuffix(r, "*")) || strings.Contains(strings.TrimSuffix(r, "*"), "*") {

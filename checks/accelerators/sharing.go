@@ -130,6 +130,14 @@ func (GPUSharing) Run(ctx context.Context, env *checks.Env) (checks.Result, erro
 		}
 	}
 	if len(found) == 0 {
+		vendors, verr := noneSupports(ns, func(v *checks.AcceleratorVendor) string { return v.Sharing })
+		if verr != nil {
+			return r, verr
+		}
+		if vendors != "" {
+			r.Finish(checks.Skip, "the accelerators of %s support no static sharing (%s, per accelerators.yaml), and the requirement asks it only of accelerators that do", checks.Plural(len(ns), "accelerator node"), vendors)
+			return r, nil
+		}
 		why := ""
 		if len(capable) > 0 {
 			why = fmt.Sprintf(" (MIG-capable, not partitioned: %s)", checks.CapLines(capable, 5, ", "))
@@ -216,4 +224,30 @@ func sharingOf(ln *labelledNode) []string {
 		out = append(out, "MIG partitions as DRA devices")
 	}
 	return out
+}
+
+// noneSupports names the vendors of the accelerator nodes ns when every
+// accelerator they offer is of a vendor whose field is
+// checks.Unsupported; it is empty when any may have it (another vendor's
+// resource, or devices a DRA driver publishes, which may be partitions).
+func noneSupports(ns []*labelledNode, field func(*checks.AcceleratorVendor) string) (string, error) {
+	table, err := checks.AcceleratorTable()
+	if err != nil {
+		return "", err
+	}
+	names := map[string]bool{}
+	for _, ln := range ns {
+		res := checks.AcceleratorResources(ln.node)
+		if len(ln.slices) > 0 || len(res) == 0 {
+			return "", nil
+		}
+		for name := range res {
+			v := table.Vendor(name)
+			if v == nil || field(v) != checks.Unsupported {
+				return "", nil
+			}
+			names[v.Name] = true
+		}
+	}
+	return strings.Join(checks.SortedKeys(names), ", "), nil
 }

@@ -174,3 +174,41 @@ func TestGPUSharingGKELabels(t *testing.T) {
 		assert.Equal(t, tc.Status == checks.Pass, shown, "GKE's labels shown where a node carries one: %v", commands)
 	})
 }
+
+// gpu_sharing and virtualized_accelerator ask for sharing and
+// virtualization only of accelerators that have them. A node of TPUs
+// alone (accelerators.yaml: sharing and virtualization unsupported) makes
+// them not applicable; the vendors whose devices may be partitioned or
+// virtualized still fail, and so does a TPU node beside an NVIDIA one.
+func TestSharingNotApplicableToTPUs(t *testing.T) {
+	byName := map[string]vendor{}
+	for _, v := range vendors {
+		byName[v.name] = v
+	}
+	only := func(name string) func(w *checkstest.World) { return byName[name].world }
+	besideNVIDIA := func(w *checkstest.World) {
+		// The NVIDIA node neither shared nor virtualized, and no DRA
+		// device published.
+		for l := range w.Nodes[1].Labels {
+			if strings.HasPrefix(l, "nvidia.com/") {
+				delete(w.Nodes[1].Labels, l)
+			}
+		}
+		w.ResourceSlices, w.ResourceClaims = nil, nil
+		tpu := checkstest.Node("tpu-node-1", corev1.ConditionTrue, corev1.ResourceList{"google.com/tpu": resource.MustParse("4")})
+		w.Nodes = append(w.Nodes, tpu)
+	}
+	checkstest.RunCases(t, accelerators.GPUSharing{}, []checkstest.Case{
+		{Name: "TPUs alone", Edit: only("TPU"), Status: checks.Skip,
+			Reason: "the accelerators of 1 accelerator node support no static sharing (Google TPU, per accelerators.yaml)"},
+		{Name: "Neuron devices alone", Edit: only("Neuron"), Status: checks.Fail, Reason: "none of 1 accelerator node exposes a sharing strategy"},
+		{Name: "Ascend NPUs alone", Edit: only("Ascend"), Status: checks.Fail, Reason: "none of 1 accelerator node exposes a sharing strategy"},
+		{Name: "TPUs beside unshared NVIDIA GPUs", Edit: besideNVIDIA, Status: checks.Fail, Reason: "none of 2 accelerator nodes exposes a sharing strategy"},
+	}, nil)
+	checkstest.RunCases(t, accelerators.VirtualizedAccelerators{}, []checkstest.Case{
+		{Name: "TPUs alone", Edit: only("TPU"), Status: checks.Skip,
+			Reason: "the accelerators of 1 accelerator node have no virtualized form (Google TPU, per accelerators.yaml)"},
+		{Name: "Neuron devices alone", Edit: only("Neuron"), Status: checks.Fail, Reason: "none of 1 accelerator node exposes a virtualized accelerator"},
+		{Name: "TPUs beside NVIDIA GPUs", Edit: besideNVIDIA, Status: checks.Fail, Reason: "none of 2 accelerator nodes exposes a virtualized accelerator"},
+	}, nil)
+}

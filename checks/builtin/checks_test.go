@@ -640,6 +640,11 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 				expect{"device-access-mediated", "", checks.Pass, "on 1 accelerator node, no pod outside the accelerator stack reaches a device around a request; 2 pods with accelerators by request"},
 				// No TPU driver version is published on GKE's nodes.
 				expect{"accelerator-drivers", "", checks.Warn, "the driver of 1 accelerator node cannot be seen (no labeller of its vendor is known): gke-tpu-v5e-8t-1"},
+				// A TPU chip is never partitioned, time-shared or virtualized:
+				// the two SHOULDs that ask for these of accelerators that have
+				// them do not apply, where they failed before.
+				expect{"gpu-sharing", "", checks.Skip, "the accelerators of 1 accelerator node support no static sharing (Google TPU, per accelerators.yaml)"},
+				expect{"vgpu-exposed", "", checks.Skip, "the accelerators of 1 accelerator node have no virtualized form (Google TPU, per accelerators.yaml)"},
 				expect{"autoscaler-found", "", checks.Pass, "GKE node auto-provisioning, 1 ComputeClass an autoscaler grows"},
 				expect{"accelerator-node-groups", "", checks.Pass, "ComputeClass tpu-v5e (spec.priorities[].tpu.type tpu-v5-lite-podslice)"},
 				// No DRA driver runs: only NVIDIA's published devices before.
@@ -666,6 +671,8 @@ func TestChecksOnRecordedScenarios(t *testing.T) {
 				// Read-only, no isolation is shown on any vendor's devices.
 				{requirement: "secure_accelerator_access", status: checks.NotImplemented, result: checks.Fail, conclusion: "not shown at work: device-isolation-probe"},
 				{requirement: "driver_runtime_management", status: checks.Implemented, result: checks.Warn, conclusion: "gke-tpu-v5e-8t-1"},
+				{requirement: "gpu_sharing", status: checks.NotApplicable, result: checks.Skip, conclusion: "support no static sharing (Google TPU"},
+				{requirement: "virtualized_accelerator", status: checks.NotApplicable, result: checks.Skip, conclusion: "have no virtualized form (Google TPU"},
 			},
 		},
 	}
