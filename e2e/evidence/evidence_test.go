@@ -92,4 +92,5 @@ var faults = map[string]struct {
 	"gke-gpu":               {"gpu-sharing", "", checks.Pass},
 	"cce-ascend":            {"accelerator-metrics", "", checks.Pass},
 	"gke-tpu-only":          {"accelerator-metrics", "", checks.Pass},
+	"eks-trainium-only":     {"accelerator-metrics", "", checks.Pass},
 }
