@@ -90,7 +90,9 @@ func (GPUSharing) Meta() checks.Meta {
 			"time-sharing or mps, with gke-max-shared-clients-per-gpu, and gke-gpu-partition-size for " +
 			"MIG). Passes naming each strategy and its nodes; fails when " +
 			"the nodes expose none (naming those whose GPUs could be partitioned, " +
-			"nvidia.com/mig.capable=true). No accelerator node makes it not applicable.",
+			"nvidia.com/mig.capable=true). No accelerator node, or only accelerators whose vendor cannot share " +
+			"them (sharing: unsupported in checks/accelerators.yaml: Google TPU) and no DRA device, makes it " +
+			"not applicable.",
 		Remediation: "Configure one sharing strategy: MIG through the GPU Operator's MIG manager " +
 			"(nvidia.com/mig.config), time-slicing or MPS through the device plugin's sharing configuration " +
 			"(replicas per GPU), or a DRA driver that publishes partitions.",

@@ -24,7 +24,8 @@ func (VirtualizedAccelerators) Meta() checks.Meta {
 			"the GPU Operator's nvidia.com/gpu.workload.config=vm-vgpu (the node hands vGPUs to virtual " +
 			"machines), AMD's amd.com/gpu.mode=vf-passthrough (virtual functions); and DRA devices of type " +
 			"vgpu. Passes naming the nodes and the mechanism; fails when no accelerator node shows one. No " +
-			"accelerator node makes it not applicable.",
+			"accelerator node, or only accelerators whose vendor offers no virtualization (virtualization: " +
+			"unsupported in checks/accelerators.yaml: Google TPU) and no DRA device, makes it not applicable.",
 		Remediation: "Where the accelerators support it, run them virtualized: NVIDIA vGPU with the GPU Operator's " +
 			"vGPU manager (vm-vgpu workloads, or vGPU guests with GPU Feature Discovery), AMD's virtual " +
 			"functions through its GPU Operator.",
