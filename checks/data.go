@@ -97,8 +97,9 @@ func SetDataOverlay(dir string) ([]DataOrigin, error) {
 	return origins, nil
 }
 
-// dataGeneration is the number of overlays set so far.
-func dataGeneration() int {
+// DataGeneration is the number of overlays set so far: what is computed
+// once from the data is computed again when it changes.
+func DataGeneration() int {
 	overlays.RLock()
 	defer overlays.RUnlock()
 	return overlays.generation

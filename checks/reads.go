@@ -247,3 +247,14 @@ func CapLines(lines []string, n int, sep string) string {
 	}
 	return fmt.Sprintf("%s%sand %d more", strings.Join(lines[:n], sep), sep, len(lines)-n)
 }
+
+// NodeReady is a node's Ready condition and why: Unknown when it reports
+// none, which is not Ready either.
+func NodeReady(n *corev1.Node) (corev1.ConditionStatus, string) {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status, strings.TrimSpace(c.Reason + " " + c.Message)
+		}
+	}
+	return corev1.ConditionUnknown, "no Ready condition"
+}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/hardware"
 	"github.com/aiconform/aiconform/cluster"
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -20,8 +21,8 @@ import (
 // draGroup is the Dynamic Resource Allocation API group; draVersion the
 // version the checks read, GA since Kubernetes 1.34.
 const (
-	draGroup   = checks.DRAGroup
-	draVersion = checks.DRAVersion
+	draGroup   = hardware.DRAGroup
+	draVersion = hardware.DRAVersion
 )
 
 // draServed reads the aggregator's registrations of the DRA group: whether
@@ -132,7 +133,7 @@ func (DRADevices) Meta() checks.Meta {
 		ID: "dra-devices", Title: "A DRA driver publishes devices, and a DeviceClass selects them",
 		Requirement: "dra_support",
 		Description: "Lists the ResourceSlices and DeviceClasses and groups the devices by driver (named from " +
-			"checks/dra_drivers.yaml: NVIDIA, AMD, Intel, Google...): on which nodes, how many. A " +
+			"checks/hardware/dra_drivers.yaml: NVIDIA, AMD, Intel, Google...): on which nodes, how many. A " +
 			"DeviceClass selects a driver when one of its CEL selectors compares device.driver with its " +
 			"name; one with no such selector may select any. Passes when a driver publishes devices and a " +
 			"DeviceClass selects them; warns when no class selects a driver that publishes; fails with no " +
@@ -152,7 +153,7 @@ func (DRADevices) Run(ctx context.Context, env *checks.Env) (checks.Result, erro
 	if ok, err := draSkipUnlessServed(ctx, env, &r); !ok {
 		return r, err
 	}
-	drivers, err := checks.DRADrivers()
+	drivers, err := hardware.DRADrivers()
 	if err != nil {
 		return r, err
 	}
@@ -167,7 +168,7 @@ func (DRADevices) Run(ctx context.Context, env *checks.Env) (checks.Result, erro
 		return r, err
 	}
 	pubs := publishers(rslices)
-	selecting := checks.ClassesByDriver(classes) // "" for classes of any driver
+	selecting := hardware.ClassesByDriver(classes) // "" for classes of any driver
 	var shown, unselected []string
 	if len(pubs) > 0 {
 		r.Table = &checks.Table{Header: []string{"DRIVER", "NODES", "DEVICES", "DEVICECLASSES"}}
@@ -179,8 +180,8 @@ func (DRADevices) Run(ctx context.Context, env *checks.Env) (checks.Result, erro
 			where += fmt.Sprintf(" and %s for several nodes", checks.Plural(p.shared, "pool"))
 		}
 		cls := append(slices.Clone(selecting[p.driver]), selecting[""]...)
-		r.Table.Rows = append(r.Table.Rows, []string{checks.DescribeDriver(drivers, p.driver), where, fmt.Sprint(p.devices), cmp.Or(strings.Join(cls, ", "), "none")})
-		if checks.IsAcceleratorDriver(drivers, p.driver) {
+		r.Table.Rows = append(r.Table.Rows, []string{hardware.DescribeDriver(drivers, p.driver), where, fmt.Sprint(p.devices), cmp.Or(strings.Join(cls, ", "), "none")})
+		if hardware.IsAcceleratorDriver(drivers, p.driver) {
 			for _, n := range p.nodes {
 				published[n] = true
 			}
@@ -189,10 +190,10 @@ func (DRADevices) Run(ctx context.Context, env *checks.Env) (checks.Result, erro
 			continue
 		}
 		if len(cls) == 0 {
-			unselected = append(unselected, checks.DescribeDriver(drivers, p.driver))
+			unselected = append(unselected, hardware.DescribeDriver(drivers, p.driver))
 			continue
 		}
-		shown = append(shown, fmt.Sprintf("%s publishes %s on %s; DeviceClass %s selects them", checks.DescribeDriver(drivers, p.driver), checks.Plural(p.devices, "device"), where, strings.Join(cls, ", ")))
+		shown = append(shown, fmt.Sprintf("%s publishes %s on %s; DeviceClass %s selects them", hardware.DescribeDriver(drivers, p.driver), checks.Plural(p.devices, "device"), where, strings.Join(cls, ", ")))
 	}
 	// The nodes only add a detail: a verdict on what drivers publish
 	// does not wait for them.
@@ -208,7 +209,7 @@ func (DRADevices) Run(ctx context.Context, env *checks.Env) (checks.Result, erro
 	}
 	var byCount []string
 	for _, n := range nodes {
-		if len(checks.AcceleratorResources(n)) > 0 && !published[n.Name] {
+		if len(hardware.AcceleratorResources(n)) > 0 && !published[n.Name] {
 			byCount = append(byCount, n.Name)
 		}
 	}
@@ -222,7 +223,7 @@ func (DRADevices) Run(ctx context.Context, env *checks.Env) (checks.Result, erro
 	case len(classes) == 0:
 		var names []string
 		for _, p := range pubs {
-			names = append(names, checks.DescribeDriver(drivers, p.driver))
+			names = append(names, hardware.DescribeDriver(drivers, p.driver))
 		}
 		r.Finish(checks.Fail, "devices are published (%s), but there is no DeviceClass: a claim requests devices of a class", strings.Join(names, ", "))
 	case len(shown) == 0 && len(unselected) > 0:

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/hardware"
 	"github.com/aiconform/aiconform/cluster"
 	"github.com/aiconform/aiconform/probe"
 	corev1 "k8s.io/api/core/v1"
@@ -47,7 +48,7 @@ func (DRAProbe) Meta() checks.Meta {
 		ID: "dra-probe", Title: "A claim for a device of a DeviceClass is allocated, and its pod bound where the device is",
 		Requirement: "dra_support", Probe: true,
 		Description: "Under --probe only. Picks a DeviceClass that selects a driver publishing devices on a Ready " +
-			"node (an accelerator driver of checks/dra_drivers.yaml first). Creates a ResourceClaimTemplate " +
+			"node (an accelerator driver of checks/hardware/dra_drivers.yaml first). Creates a ResourceClaimTemplate " +
 			"asking for exactly one device of it, and a pod that uses the template (--probe-image, non-root, " +
 			"CPU and memory limits, a deadline; it tolerates taints named after accelerator resources). " +
 			"Watches the pod and the claims of the run's namespace (no polling), with a timeline: the claim " +
@@ -169,7 +170,7 @@ func (DRAProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, error)
 // tolerate are the taints of those nodes named after accelerator
 // resources.
 func draProbeClass(ctx context.Context, env *checks.Env) (class, driver string, tolerate []string, err error) {
-	drivers, err := checks.DRADrivers()
+	drivers, err := hardware.DRADrivers()
 	if err != nil {
 		return "", "", nil, err
 	}
@@ -198,14 +199,14 @@ func draProbeClass(ctx context.Context, env *checks.Env) (class, driver string, 
 		}
 	}
 	rank := func(d string) int {
-		if checks.IsAcceleratorDriver(drivers, d) {
+		if hardware.IsAcceleratorDriver(drivers, d) {
 			return 0
 		}
 		return 1
 	}
 	best := 2
 	for _, c := range classes {
-		for _, d := range checks.ClassDrivers(c) {
+		for _, d := range hardware.ClassDrivers(c) {
 			if len(onReady[d]) > 0 && rank(d) < best {
 				class, driver, best = c.Name, d, rank(d)
 			}
@@ -213,7 +214,7 @@ func draProbeClass(ctx context.Context, env *checks.Env) (class, driver string, 
 	}
 	for _, n := range onReady[driver] {
 		for _, t := range n.Spec.Taints {
-			if checks.IsAccelerator(corev1.ResourceName(t.Key)) && !slices.Contains(tolerate, t.Key) {
+			if hardware.IsAccelerator(corev1.ResourceName(t.Key)) && !slices.Contains(tolerate, t.Key) {
 				tolerate = append(tolerate, t.Key)
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/hardware"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -144,7 +145,7 @@ func planDriver(ctx context.Context, env *checks.Env, r *checks.Result) (driverT
 	probed := func(res corev1.ResourceName) bool {
 		return slices.ContainsFunc(ns, func(ln *labelledNode) bool { _, ok := probedVendor(ln, res); return ok })
 	}
-	pick, skip, err := checks.PickAcceleratorNode(ctx, env, probed)
+	pick, skip, err := hardware.PickAcceleratorNode(ctx, env, probed)
 	if skip != "" {
 		// Said in the probe's terms: a node of another vendor, or one
 		// offering accelerators through DRA only, is not probed.

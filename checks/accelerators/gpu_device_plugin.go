@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/hardware"
 	"github.com/aiconform/aiconform/cluster"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -189,7 +190,7 @@ func (GPUDevicePlugin) Run(ctx context.Context, env *checks.Env) (checks.Result,
 	if err != nil {
 		return r, err
 	}
-	if _, err := checks.AcceleratorTable(); err != nil {
+	if _, err := hardware.AcceleratorTable(); err != nil {
 		return r, err
 	}
 	nodes, err := checks.List[*corev1.Node](ctx, env, cluster.Query{Resource: cluster.Nodes})
@@ -418,7 +419,7 @@ func imagePlugin(plugins []devicePlugin, key string, nodeLabels map[string]strin
 func acceleratorNodes(nodes []*corev1.Node) []acceleratorNode {
 	var out []acceleratorNode
 	for _, n := range nodes {
-		set := checks.AcceleratorResources(n)
+		set := hardware.AcceleratorResources(n)
 		labelledOnly := false
 		if n.Labels[labelGPUPresent] == "true" && !hasNVIDIA(set) {
 			// GPU Feature Discovery saw GPUs the node does not advertise:

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/hardware"
 	"github.com/aiconform/aiconform/cluster"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -25,8 +26,8 @@ func (GPUAllocatable) Meta() checks.Meta {
 		ID:          "gpu-allocatable",
 		Title:       "GPU nodes Ready and allocatable",
 		Requirement: "gpu_nodes_allocatable", ReadsNodePods: true,
-		Description: "Nodes advertising an accelerator resource (" + checks.DescribeAccelerators((*checks.Accelerators).ResourceNames) +
-			": the vendors of checks/accelerators.yaml) are found from the node list; each must be Ready (Unknown is " +
+		Description: "Nodes advertising an accelerator resource (" + hardware.DescribeAccelerators((*hardware.Accelerators).ResourceNames) +
+			": the vendors of checks/hardware/accelerators.yaml) are found from the node list; each must be Ready (Unknown is " +
 			"not Ready) and have more than zero of it allocatable. What running pods request is read per GPU " +
 			"node with a spec.nodeName field selector, as `kubectl describe node` does. No accelerator node " +
 			"at all makes the requirement not applicable.",
@@ -46,7 +47,7 @@ type gpuNode struct {
 // Run implements checks.Check.
 func (GPUAllocatable) Run(ctx context.Context, env *checks.Env) (checks.Result, error) {
 	var r checks.Result
-	if _, err := checks.AcceleratorTable(); err != nil {
+	if _, err := hardware.AcceleratorTable(); err != nil {
 		return r, err
 	}
 	nodes, err := checks.List[*corev1.Node](ctx, env, cluster.Query{Resource: cluster.Nodes})
@@ -57,7 +58,7 @@ func (GPUAllocatable) Run(ctx context.Context, env *checks.Env) (checks.Result, 
 	}
 	var gpus []*gpuNode
 	for _, n := range nodes {
-		set := checks.AcceleratorResources(n)
+		set := hardware.AcceleratorResources(n)
 		if len(set) == 0 {
 			continue
 		}
@@ -133,7 +134,7 @@ func (GPUAllocatable) Run(ctx context.Context, env *checks.Env) (checks.Result, 
 	r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Nodes}, Names: shown, Wide: true}, note)
 	r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Nodes}, Names: shown, Columns: gpuColumns(checks.SortedKeys(resSet))}, note)
 	for _, name := range shown {
-		r.AddEvidence(ctx, env, checks.PodsOnNode(name), "pods on "+name+", whose requests count against its allocatable")
+		r.AddEvidence(ctx, env, hardware.PodsOnNode(name), "pods on "+name+", whose requests count against its allocatable")
 	}
 	r.Table = table
 	for _, g := range gpus {
@@ -170,7 +171,7 @@ func readRequests(ctx context.Context, env *checks.Env, gpus []*gpuNode) {
 	for i, g := range gpus {
 		names[i] = g.node.Name
 	}
-	checks.EachNodePods(ctx, env, names, func(i int, pods []*corev1.Pod, err error) {
+	hardware.EachNodePods(ctx, env, names, func(i int, pods []*corev1.Pod, err error) {
 		g := gpus[i]
 		if err != nil {
 			g.err = err
@@ -183,7 +184,7 @@ func readRequests(ctx context.Context, env *checks.Env, gpus []*gpuNode) {
 			}
 			for _, res := range g.resources {
 				q := g.requested[res]
-				q.Add(checks.PodRequest(p, res))
+				q.Add(hardware.PodRequest(p, res))
 				g.requested[res] = q
 			}
 		}

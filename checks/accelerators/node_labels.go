@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/hardware"
 	"github.com/aiconform/aiconform/cluster"
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -95,7 +96,7 @@ func labelledNodes(ctx context.Context, env *checks.Env, r *checks.Result) (out 
 	if err != nil {
 		return nil, err
 	}
-	nodes, dra, err := checks.AcceleratorNodes(ctx, env, r)
+	nodes, dra, err := hardware.AcceleratorNodes(ctx, env, r)
 	if nodes == nil {
 		return nil, err
 	}
@@ -115,7 +116,7 @@ func labelledNodes(ctx context.Context, env *checks.Env, r *checks.Result) (out 
 		}
 	}
 	for _, n := range nodes {
-		res := checks.AcceleratorResources(n)
+		res := hardware.AcceleratorResources(n)
 		ln := &labelledNode{node: n}
 		for _, v := range vendors {
 			if slices.ContainsFunc(checks.SortedKeys(res), v.serves) || slices.ContainsFunc(dra[n.Name], func(d string) bool { return slices.Contains(v.DRADrivers, d) }) {
@@ -215,7 +216,7 @@ func sliceDriverEvidence(ctx context.Context, env *checks.Env, r *checks.Result,
 func addAllocatable(ctx context.Context, env *checks.Env, r *checks.Result, ns []*labelledNode) {
 	res := map[string]bool{}
 	for _, ln := range ns {
-		for name := range checks.AcceleratorResources(ln.node) {
+		for name := range hardware.AcceleratorResources(ln.node) {
 			res[string(name)] = true
 		}
 	}

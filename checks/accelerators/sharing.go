@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/hardware"
 	"github.com/aiconform/aiconform/cluster"
 	corev1 "k8s.io/api/core/v1"
 )
@@ -91,7 +92,7 @@ func (GPUSharing) Meta() checks.Meta {
 			"MIG). Passes naming each strategy and its nodes; fails when " +
 			"the nodes expose none (naming those whose GPUs could be partitioned, " +
 			"nvidia.com/mig.capable=true). No accelerator node, or only accelerators whose vendor cannot share " +
-			"them (sharing: unsupported in checks/accelerators.yaml: Google TPU) and no DRA device, makes it " +
+			"them (sharing: unsupported in checks/hardware/accelerators.yaml: Google TPU) and no DRA device, makes it " +
 			"not applicable.",
 		Remediation: "Configure one sharing strategy: MIG through the GPU Operator's MIG manager " +
 			"(nvidia.com/mig.config), time-slicing or MPS through the device plugin's sharing configuration " +
@@ -132,7 +133,7 @@ func (GPUSharing) Run(ctx context.Context, env *checks.Env) (checks.Result, erro
 		}
 	}
 	if len(found) == 0 {
-		vendors, verr := noneSupports(ns, func(v *checks.AcceleratorVendor) string { return v.Sharing })
+		vendors, verr := noneSupports(ns, func(v *hardware.AcceleratorVendor) string { return v.Sharing })
 		if verr != nil {
 			return r, verr
 		}
@@ -232,20 +233,20 @@ func sharingOf(ln *labelledNode) []string {
 // accelerator they offer is of a vendor whose field is
 // checks.Unsupported; it is empty when any may have it (another vendor's
 // resource, or devices a DRA driver publishes, which may be partitions).
-func noneSupports(ns []*labelledNode, field func(*checks.AcceleratorVendor) string) (string, error) {
-	table, err := checks.AcceleratorTable()
+func noneSupports(ns []*labelledNode, field func(*hardware.AcceleratorVendor) string) (string, error) {
+	table, err := hardware.AcceleratorTable()
 	if err != nil {
 		return "", err
 	}
 	names := map[string]bool{}
 	for _, ln := range ns {
-		res := checks.AcceleratorResources(ln.node)
+		res := hardware.AcceleratorResources(ln.node)
 		if len(ln.slices) > 0 || len(res) == 0 {
 			return "", nil
 		}
 		for name := range res {
 			v := table.Vendor(name)
-			if v == nil || field(v) != checks.Unsupported {
+			if v == nil || field(v) != hardware.Unsupported {
 				return "", nil
 			}
 			names[v.Name] = true

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/hardware"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -186,7 +187,7 @@ func planSharing(ctx context.Context, env *checks.Env, r *checks.Result) (shareT
 		return shareTarget{}, skip, nil
 	}
 	for i := range offers {
-		free, err := checks.FreeAccelerators(ctx, env, []*corev1.Node{offers[i].node}, offers[i].res)
+		free, err := hardware.FreeAccelerators(ctx, env, []*corev1.Node{offers[i].node}, offers[i].res)
 		if err != nil {
 			return shareTarget{}, "", err
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/hardware"
 )
 
 // The solutions of the accelerator checks, each derived from the data file
@@ -13,7 +14,7 @@ import (
 
 // Solutions are the accelerator vendors of accelerators.yaml.
 func (c GPUAllocatable) Solutions() ([]checks.Solution, error) {
-	t, err := checks.AcceleratorTable()
+	t, err := hardware.AcceleratorTable()
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +44,7 @@ func (c GPUDevicePlugin) Solutions() ([]checks.Solution, error) {
 
 // Solutions are the accelerator DRA drivers of dra_drivers.yaml.
 func (c DRADevices) Solutions() ([]checks.Solution, error) {
-	ds, err := checks.DRADrivers()
+	ds, err := hardware.DRADrivers()
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/hardware"
 )
 
 // VirtualizedAccelerators looks for virtualized accelerators the nodes
@@ -25,7 +26,7 @@ func (VirtualizedAccelerators) Meta() checks.Meta {
 			"machines), AMD's amd.com/gpu.mode=vf-passthrough (virtual functions); and DRA devices of type " +
 			"vgpu. Passes naming the nodes and the mechanism; fails when no accelerator node shows one. No " +
 			"accelerator node, or only accelerators whose vendor offers no virtualization (virtualization: " +
-			"unsupported in checks/accelerators.yaml: Google TPU) and no DRA device, makes it not applicable.",
+			"unsupported in checks/hardware/accelerators.yaml: Google TPU) and no DRA device, makes it not applicable.",
 		Remediation: "Where the accelerators support it, run them virtualized: NVIDIA vGPU with the GPU Operator's " +
 			"vGPU manager (vm-vgpu workloads, or vGPU guests with GPU Feature Discovery), AMD's virtual " +
 			"functions through its GPU Operator.",
@@ -49,7 +50,7 @@ func (VirtualizedAccelerators) Run(ctx context.Context, env *checks.Env) (checks
 		}
 	}
 	if len(found) == 0 {
-		vendors, verr := noneSupports(ns, func(v *checks.AcceleratorVendor) string { return v.Virtualization })
+		vendors, verr := noneSupports(ns, func(v *hardware.AcceleratorVendor) string { return v.Virtualization })
 		if verr != nil {
 			return r, verr
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/hardware"
 	"github.com/aiconform/aiconform/cluster"
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -131,7 +132,7 @@ func networkDRA(ctx context.Context, env *checks.Env, data networkData) (pubs []
 		return nil, false, err
 	}
 	served = slices.ContainsFunc(services, func(s *unstructured.Unstructured) bool {
-		return str(s.Object, "spec", "group") == checks.DRAGroup && str(s.Object, "spec", "version") == checks.DRAVersion
+		return str(s.Object, "spec", "group") == hardware.DRAGroup && str(s.Object, "spec", "version") == hardware.DRAVersion
 	})
 	if !served {
 		return nil, false, nil
@@ -201,7 +202,7 @@ func networkPlugins(nodes []*corev1.Node, data networkData) []*pluginResource {
 	by := map[string]*pluginResource{}
 	for _, n := range nodes {
 		for name, q := range n.Status.Allocatable {
-			if checks.IsAccelerator(name) || q.Value() <= 0 {
+			if hardware.IsAccelerator(name) || q.Value() <= 0 {
 				continue
 			}
 			p, ok := data.plugin(string(name))
@@ -286,7 +287,7 @@ func (NetworkDevices) Run(ctx context.Context, env *checks.Env) (checks.Result, 
 	if served {
 		sliceEvidence(ctx, env, &r, data)
 	} else {
-		r.Details = append(r.Details, fmt.Sprintf("%s/%s is not served: no DRA driver can publish network devices", checks.DRAGroup, checks.DRAVersion))
+		r.Details = append(r.Details, fmt.Sprintf("%s/%s is not served: no DRA driver can publish network devices", hardware.DRAGroup, hardware.DRAVersion))
 	}
 	var names []string
 	for _, p := range pubs {
@@ -301,7 +302,7 @@ func (NetworkDevices) Run(ctx context.Context, env *checks.Env) (checks.Result, 
 		if err != nil {
 			return r, err
 		}
-		selecting := checks.ClassesByDriver(classes)
+		selecting := hardware.ClassesByDriver(classes)
 		for _, p := range pubs {
 			if cls := selecting[p.driver]; len(cls) > 0 {
 				r.Details = append(r.Details, fmt.Sprintf("DeviceClass %s selects the devices of %s", strings.Join(cls, ", "), data.describe(p.driver)))
@@ -356,7 +357,7 @@ func (NetworkDevices) Run(ctx context.Context, env *checks.Env) (checks.Result, 
 	default:
 		why := ""
 		if !served {
-			why = fmt.Sprintf(" (%s/%s is not served)", checks.DRAGroup, checks.DRAVersion)
+			why = fmt.Sprintf(" (%s/%s is not served)", hardware.DRAGroup, hardware.DRAVersion)
 		}
 		r.Finish(checks.Fail, "no network device is exposed as a resource: no network DRA driver (%s) publishes devices%s, and no node offers a network device plugin's resource (%s)",
 			strings.Join(data.drivers(), ", "), why, strings.Join(data.patterns(), ", "))

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/hardware"
 	"github.com/aiconform/aiconform/cluster"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -70,7 +71,7 @@ func (AcceleratorMetrics) Run(ctx context.Context, env *checks.Env) (checks.Resu
 	if err != nil {
 		return r, err
 	}
-	nodes, _, err := checks.AcceleratorNodes(ctx, env, &r)
+	nodes, _, err := hardware.AcceleratorNodes(ctx, env, &r)
 	if err != nil || nodes == nil {
 		return r, err
 	}
@@ -92,7 +93,7 @@ func (AcceleratorMetrics) Run(ctx context.Context, env *checks.Env) (checks.Resu
 	for i, n := range nodes {
 		names[i] = n.Name
 	}
-	checks.EachNodePods(ctx, env, names, func(i int, pods []*corev1.Pod, err error) {
+	hardware.EachNodePods(ctx, env, names, func(i int, pods []*corev1.Pod, err error) {
 		nm := &results[i]
 		nm.node = nodes[i]
 		if err != nil {
@@ -125,7 +126,7 @@ func (AcceleratorMetrics) Run(ctx context.Context, env *checks.Env) (checks.Resu
 		}
 		direct = append(direct, i)
 	}
-	checks.Each(len(direct), func(k int) { results[direct[k]].read(ctx, env) })
+	hardware.Each(len(direct), func(k int) { results[direct[k]].read(ctx, env) })
 
 	var failed, partial []string
 	for _, nm := range results {
@@ -176,7 +177,7 @@ func (AcceleratorMetrics) Run(ctx context.Context, env *checks.Env) (checks.Resu
 
 // find finds the node's exporter pod among its pods.
 func (nm *nodeMetrics) find(pods []*corev1.Pod, owners map[types.UID]*exporter) {
-	res := checks.AcceleratorResources(nm.node)
+	res := hardware.AcceleratorResources(nm.node)
 	for _, p := range pods {
 		for _, o := range p.OwnerReferences {
 			e := owners[o.UID]

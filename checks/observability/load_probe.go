@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/hardware"
 	"github.com/aiconform/aiconform/cluster"
 	"github.com/aiconform/aiconform/probe"
 	"github.com/prometheus/common/expfmt"
@@ -242,7 +243,7 @@ func planLoad(ctx context.Context, env *checks.Env, r *checks.Result) (loadTarge
 			return e.Load != nil && e.serves(map[corev1.ResourceName]bool{res: true})
 		})
 	}
-	pick, skip, err := checks.PickAcceleratorNode(ctx, env, loads)
+	pick, skip, err := hardware.PickAcceleratorNode(ctx, env, loads)
 	if skip != "" {
 		skip = "no Ready node offers an accelerator resource the probe knows how to load (NVIDIA's nvidia.com/gpu): accelerator-metrics judges the others' metrics read-only"
 	}
@@ -258,7 +259,7 @@ func planLoad(ctx context.Context, env *checks.Env, r *checks.Result) (loadTarge
 	}
 	owners, _ := exporterOwners(sets, known)
 	nm := nodeMetrics{node: pick.Node}
-	checks.EachNodePods(ctx, env, []string{pick.Node.Name}, func(_ int, pods []*corev1.Pod, perr error) {
+	hardware.EachNodePods(ctx, env, []string{pick.Node.Name}, func(_ int, pods []*corev1.Pod, perr error) {
 		if err = perr; err == nil {
 			nm.find(pods, owners)
 		}
@@ -267,7 +268,7 @@ func planLoad(ctx context.Context, env *checks.Env, r *checks.Result) (loadTarge
 		return loadTarget{}, "", fmt.Errorf("pods on node %s: %w", pick.Node.Name, err)
 	}
 	if nm.problem != "" || nm.exporter.Load == nil {
-		r.AddEvidence(ctx, env, checks.PodsOnNode(pick.Node.Name), "the pods of the node the probe would load")
+		r.AddEvidence(ctx, env, hardware.PodsOnNode(pick.Node.Name), "the pods of the node the probe would load")
 		why := nm.problem
 		if why == "" {
 			why = nm.exporter.Name + " serves it, whose load the probe does not know"

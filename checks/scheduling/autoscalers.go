@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/hardware"
 	"github.com/aiconform/aiconform/cluster"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -655,7 +656,7 @@ func limitReached(used, limit string) bool {
 func limitedAccelerator(p *unstructured.Unstructured) corev1.ResourceName {
 	limits, _, _ := unstructured.NestedStringMap(p.Object, "spec", "limits")
 	for _, name := range checks.SortedKeys(limits) {
-		if checks.IsAccelerator(corev1.ResourceName(name)) {
+		if hardware.IsAccelerator(corev1.ResourceName(name)) {
 			return corev1.ResourceName(name)
 		}
 	}
@@ -673,7 +674,7 @@ func (a *autoscalers) groupSize(group string) (corev1.ResourceName, int64) {
 			}
 			capacity, _, _ := unstructured.NestedStringMap(c.Object, "status", "capacity")
 			for _, name := range checks.SortedKeys(capacity) {
-				if q, err := resource.ParseQuantity(capacity[name]); err == nil && checks.IsAccelerator(corev1.ResourceName(name)) && q.Value() > 0 {
+				if q, err := resource.ParseQuantity(capacity[name]); err == nil && hardware.IsAccelerator(corev1.ResourceName(name)) && q.Value() > 0 {
 					return corev1.ResourceName(name), q.Value()
 				}
 			}
@@ -686,7 +687,7 @@ func (a *autoscalers) groupSize(group string) (corev1.ResourceName, int64) {
 // how many of it.
 func nodesSize(nodes []*corev1.Node) (corev1.ResourceName, int64) {
 	for _, n := range nodes {
-		for _, name := range checks.SortedKeys(checks.AcceleratorResources(n)) {
+		for _, name := range checks.SortedKeys(hardware.AcceleratorResources(n)) {
 			if q := n.Status.Allocatable[name]; q.Value() > 0 {
 				return name, q.Value()
 			}
@@ -751,7 +752,7 @@ func (a *autoscalers) poolAccelerator(p *unstructured.Unstructured) string {
 	}
 	if limits, _, _ := unstructured.NestedStringMap(p.Object, "spec", "limits"); limits != nil {
 		for _, name := range checks.SortedKeys(limits) {
-			if checks.IsAccelerator(corev1.ResourceName(name)) {
+			if hardware.IsAccelerator(corev1.ResourceName(name)) {
 				return "limit " + name
 			}
 		}
@@ -778,7 +779,7 @@ func (a *autoscalers) groupAccelerator(group string) string {
 func (a *autoscalers) nodesAccelerator(nodes []*corev1.Node) string {
 	for _, n := range nodes {
 		var res []string
-		for _, name := range checks.SortedKeys(checks.AcceleratorResources(n)) {
+		for _, name := range checks.SortedKeys(hardware.AcceleratorResources(n)) {
 			res = append(res, string(name))
 		}
 		if len(res) > 0 {
@@ -802,7 +803,7 @@ func claimAccelerator(c *unstructured.Unstructured) string {
 	capacity, _, _ := unstructured.NestedStringMap(c.Object, "status", "capacity")
 	var out []string
 	for _, name := range checks.SortedKeys(capacity) {
-		if checks.IsAccelerator(corev1.ResourceName(name)) && capacity[name] != "0" {
+		if hardware.IsAccelerator(corev1.ResourceName(name)) && capacity[name] != "0" {
 			out = append(out, name+": "+capacity[name])
 		}
 	}
@@ -1047,7 +1048,7 @@ func (a *autoscalers) specAccelerator(k *kindState, o *unstructured.Unstructured
 			continue
 		}
 		res := corev1.ResourceName(ann[acc.TypeAnnotation])
-		if res == "" || !checks.IsAccelerator(res) {
+		if res == "" || !hardware.IsAccelerator(res) {
 			// cluster-autoscaler's default for a count without a type.
 			res = "nvidia.com/gpu"
 		}

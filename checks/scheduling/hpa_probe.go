@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/hardware"
 	"github.com/aiconform/aiconform/cluster"
 	"github.com/aiconform/aiconform/probe"
 	appsv1 "k8s.io/api/apps/v1"
@@ -323,7 +324,7 @@ func probeAccelerator(ctx context.Context, env *checks.Env) (string, error) {
 		if ready, _ := checks.NodeReady(n); ready != corev1.ConditionTrue || n.Spec.Unschedulable {
 			continue
 		}
-		for name := range checks.AcceleratorResources(n) {
+		for name := range hardware.AcceleratorResources(n) {
 			q := n.Status.Allocatable[name]
 			total[string(name)] += q.Value()
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/hardware"
 	"github.com/aiconform/aiconform/cluster"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -208,7 +209,7 @@ func acceleratorOf(spec *corev1.PodSpec) string {
 	for _, c := range slices.Concat(spec.InitContainers, spec.Containers) {
 		for _, l := range []corev1.ResourceList{c.Resources.Limits, c.Resources.Requests} {
 			for name, q := range l {
-				if checks.IsAccelerator(name) && !q.IsZero() && !slices.Contains(names, string(name)) {
+				if hardware.IsAccelerator(name) && !q.IsZero() && !slices.Contains(names, string(name)) {
 					names = append(names, string(name))
 				}
 			}

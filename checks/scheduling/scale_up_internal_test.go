@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/checks/checkstest"
+	"github.com/aiconform/aiconform/checks/hardware"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -20,15 +20,15 @@ import (
 func TestPlanScaleUp(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
-		nodes     []checks.FreeNode
+		nodes     []hardware.FreeNode
 		pods      int
 		perPod    int64
 		why, fail string
 	}{
 		{name: "no accelerator node", pods: 1, perPod: 1, why: "one pod requesting 1 nvidia.com/gpu: no Ready node has more than 0 free, a new node has 8"},
-		{name: "busy nodes", nodes: []checks.FreeNode{{Name: "a", Free: 0}, {Name: "b", Free: 3}}, pods: 1, perPod: 4, why: "one pod requesting 4 nvidia.com/gpu: no Ready node has more than 3 free, a new node has 8"},
-		{name: "an idle node", nodes: []checks.FreeNode{{Name: "a", Free: 8}, {Name: "b", Free: 2}}, pods: 2, perPod: 8, why: "2 pods requesting 8 nvidia.com/gpu each: 1 Ready node has it free, so the last must wait for a new node"},
-		{name: "too many idle nodes", nodes: []checks.FreeNode{{Name: "a", Free: 8}, {Name: "b", Free: 8}, {Name: "c", Free: 8}, {Name: "d", Free: 8}, {Name: "e", Free: 8}}, fail: "5 Ready nodes have a whole node's 8 nvidia.com/gpu free: the probe fills at most 4"},
+		{name: "busy nodes", nodes: []hardware.FreeNode{{Name: "a", Free: 0}, {Name: "b", Free: 3}}, pods: 1, perPod: 4, why: "one pod requesting 4 nvidia.com/gpu: no Ready node has more than 3 free, a new node has 8"},
+		{name: "an idle node", nodes: []hardware.FreeNode{{Name: "a", Free: 8}, {Name: "b", Free: 2}}, pods: 2, perPod: 8, why: "2 pods requesting 8 nvidia.com/gpu each: 1 Ready node has it free, so the last must wait for a new node"},
+		{name: "too many idle nodes", nodes: []hardware.FreeNode{{Name: "a", Free: 8}, {Name: "b", Free: 8}, {Name: "c", Free: 8}, {Name: "d", Free: 8}, {Name: "e", Free: 8}}, fail: "5 Ready nodes have a whole node's 8 nvidia.com/gpu free: the probe fills at most 4"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := planScaleUp("nvidia.com/gpu", 8, tc.nodes)
@@ -48,11 +48,11 @@ func TestPlanScaleUp(t *testing.T) {
 // A node with a taint the probe's pods do not tolerate cannot take them.
 func TestTolerated(t *testing.T) {
 	n := checkstest.Node("gpu-1", corev1.ConditionTrue, nil)
-	assert.True(t, checks.ToleratedBy(n, "nvidia.com/gpu"))
+	assert.True(t, hardware.ToleratedBy(n, "nvidia.com/gpu"))
 	n.Spec.Taints = []corev1.Taint{{Key: "nvidia.com/gpu", Effect: corev1.TaintEffectNoSchedule}, {Key: "spot", Effect: corev1.TaintEffectPreferNoSchedule}}
-	assert.True(t, checks.ToleratedBy(n, "nvidia.com/gpu"))
+	assert.True(t, hardware.ToleratedBy(n, "nvidia.com/gpu"))
 	n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: "karpenter.sh/disrupted", Effect: corev1.TaintEffectNoSchedule})
-	assert.False(t, checks.ToleratedBy(n, "nvidia.com/gpu"))
+	assert.False(t, hardware.ToleratedBy(n, "nvidia.com/gpu"))
 }
 
 // The pod asks for what the plan says, with limits, a deadline, non-root.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/hardware"
 	"github.com/aiconform/aiconform/cluster"
 	"github.com/aiconform/aiconform/probe"
 	corev1 "k8s.io/api/core/v1"
@@ -82,7 +83,7 @@ type scaleUpPlan struct {
 // planScaleUp decides the probe's pods from what each node has free and
 // what one node of the group holds: enough that the last pod fits no node
 // there is, but fits a new one.
-func planScaleUp(res corev1.ResourceName, perNode int64, nodes []checks.FreeNode) (scaleUpPlan, error) {
+func planScaleUp(res corev1.ResourceName, perNode int64, nodes []hardware.FreeNode) (scaleUpPlan, error) {
 	p := scaleUpPlan{resource: res}
 	var most int64
 	whole := 0
@@ -148,7 +149,7 @@ func (ScaleUpProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, er
 	if err != nil {
 		return r, err
 	}
-	free, err := checks.FreeAccelerators(ctx, env, a.nodes, res)
+	free, err := hardware.FreeAccelerators(ctx, env, a.nodes, res)
 	if err != nil {
 		return r, err
 	}

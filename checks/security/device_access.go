@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/hardware"
 	"github.com/aiconform/aiconform/cluster"
 	corev1 "k8s.io/api/core/v1"
 )
@@ -28,10 +29,10 @@ func (DeviceAccessMediated) Meta() checks.Meta {
 			"driver publishes devices for. Their pods are read per node (a spec.nodeName field selector, as " +
 			"`kubectl describe node` does), and each container is looked at for a way to a device around the " +
 			"device plugin or DRA: running privileged (every device of the node), a hostPath volume of /dev " +
-			"or of a vendor's device nodes (" + checks.DescribeAccelerators((*checks.Accelerators).HostPaths) + "), a " +
-			"vendor's device variable (" + checks.DescribeAccelerators(visibleNames) + ") in a container " +
+			"or of a vendor's device nodes (" + hardware.DescribeAccelerators((*hardware.Accelerators).HostPaths) + "), a " +
+			"vendor's device variable (" + hardware.DescribeAccelerators(visibleNames) + ") in a container " +
 			"that requests no accelerator, or a CDI annotation (cdi.k8s.io/*); vendors, device nodes and " +
-			"variables are those of checks/accelerators.yaml. Pods of the accelerator stack are exempt: " +
+			"variables are those of checks/hardware/accelerators.yaml. Pods of the accelerator stack are exempt: " +
 			"the namespaces whose pods mount the kubelet's device-plugin or plugin-registration folder " +
 			"(device plugins, DRA drivers, and what their operator runs beside them). A workload (a pod not " +
 			"of a DaemonSet or a node's static pods) that is privileged or mounts device nodes fails; one " +
@@ -54,7 +55,7 @@ var pluginHostPaths = []string{"/var/lib/kubelet/device-plugins", "/var/lib/kube
 
 // visibleNames names the vendors' device variables, as the description
 // says them.
-func visibleNames(a *checks.Accelerators) string { return strings.Join(a.VisibleDevices(), ", ") }
+func visibleNames(a *hardware.Accelerators) string { return strings.Join(a.VisibleDevices(), ", ") }
 
 // finding is one container's way to a device around a request.
 type finding struct {
@@ -128,11 +129,11 @@ type podWays struct {
 // Run implements checks.Check.
 func (DeviceAccessMediated) Run(ctx context.Context, env *checks.Env) (checks.Result, error) {
 	var r checks.Result
-	nodes, dra, err := checks.AcceleratorNodes(ctx, env, &r)
+	nodes, dra, err := hardware.AcceleratorNodes(ctx, env, &r)
 	if nodes == nil {
 		return r, err
 	}
-	table, err := checks.AcceleratorTable()
+	table, err := hardware.AcceleratorTable()
 	if err != nil {
 		return r, err
 	}
@@ -140,7 +141,7 @@ func (DeviceAccessMediated) Run(ctx context.Context, env *checks.Env) (checks.Re
 	resSet := map[corev1.ResourceName]bool{}
 	var drivers []string
 	for _, n := range nodes {
-		for x := range checks.AcceleratorResources(n) {
+		for x := range hardware.AcceleratorResources(n) {
 			resSet[x] = true
 		}
 		drivers = append(drivers, dra[n.Name]...)
@@ -232,7 +233,7 @@ const privileged = "privileged, with every device of the node"
 
 // deviceWays are a pod's ways to a device other than the accelerators its
 // containers request, by the device nodes and variables a knows.
-func deviceWays(a *checks.Accelerators, p *corev1.Pod) []finding {
+func deviceWays(a *hardware.Accelerators, p *corev1.Pod) []finding {
 	var devicePaths map[string]string // volume -> host path; made for the few pods that have one
 	for _, v := range p.Spec.Volumes {
 		if v.HostPath != nil && a.IsDevicePath(v.HostPath.Path) {
@@ -287,12 +288,12 @@ func containerRequests(c corev1.Container) bool {
 		return true
 	}
 	for name := range c.Resources.Limits {
-		if checks.IsAccelerator(name) {
+		if hardware.IsAccelerator(name) {
 			return true
 		}
 	}
 	for name := range c.Resources.Requests {
-		if checks.IsAccelerator(name) {
+		if hardware.IsAccelerator(name) {
 			return true
 		}
 	}
@@ -339,7 +340,7 @@ func isStackPod(p *corev1.Pod) bool {
 // deviceVariables are the device variables the evidence shows: those of
 // the vendors of the nodes' resources and DRA drivers, every vendor's when
 // none is known.
-func deviceVariables(table *checks.Accelerators, resources []corev1.ResourceName, drivers []string) []string {
+func deviceVariables(table *hardware.Accelerators, resources []corev1.ResourceName, drivers []string) []string {
 	var vars []string
 	known := false
 	for _, res := range resources {
@@ -373,18 +374,18 @@ func podColumns(node string, vars []string, resources []corev1.ResourceName) clu
 		cols = append(cols, short+":.spec.containers[*].resources.limits."+strings.ReplaceAll(string(res), ".", `\.`))
 	}
 	cols = append(cols, "CLAIMS:.spec.resourceClaims[*].name")
-	g := checks.PodsOnNode(node)
+	g := hardware.PodsOnNode(node)
 	g.Columns = strings.Join(cols, ",")
 	return g
 }
 
 // readPods reads the pods of each node.
-func readPods(ctx context.Context, env *checks.Env, table *checks.Accelerators, accel []*accelNode) {
+func readPods(ctx context.Context, env *checks.Env, table *hardware.Accelerators, accel []*accelNode) {
 	names := make([]string, len(accel))
 	for i, n := range accel {
 		names[i] = n.name
 	}
-	checks.EachNodePods(ctx, env, names, func(i int, pods []*corev1.Pod, err error) {
+	hardware.EachNodePods(ctx, env, names, func(i int, pods []*corev1.Pod, err error) {
 		n := accel[i]
 		n.err = err
 		for _, p := range pods {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/hardware"
 )
 
 // The device isolation probe's containers run devicesScript and print two
@@ -17,12 +18,12 @@ import (
 const smiCommand = "nvidia-smi -L"
 
 // lsCommand lists /dev and the folders of a's device nodes.
-func lsCommand(a *checks.Accelerators) string {
+func lsCommand(a *hardware.Accelerators) string {
 	return strings.Join(append([]string{"ls -l /dev"}, a.DeviceFolders()...), " ")
 }
 
 // devicesScript prints both sections (checks.CommandsScript).
-func devicesScript(a *checks.Accelerators) string {
+func devicesScript(a *hardware.Accelerators) string {
 	return checks.CommandsScript(lsCommand(a), smiCommand)
 }
 
@@ -55,7 +56,7 @@ type deviceView struct {
 
 // parseDevices reads a container's output, the device nodes known by a:
 // those of one accelerator each, and the vendors' control nodes.
-func parseDevices(a *checks.Accelerators, out string) deviceView {
+func parseDevices(a *hardware.Accelerators, out string) deviceView {
 	var v deviceView
 	sections := checks.CommandOutputs(out)
 	ls, listed := sections[lsCommand(a)]

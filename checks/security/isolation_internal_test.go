@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/hardware"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -20,9 +21,9 @@ func view(t *testing.T, name string) deviceView {
 }
 
 // table is the embedded accelerators.yaml.
-func table(t *testing.T) *checks.Accelerators {
+func table(t *testing.T) *hardware.Accelerators {
 	t.Helper()
-	a, err := checks.AcceleratorTable()
+	a, err := hardware.AcceleratorTable()
 	require.NoError(t, err)
 	return a
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/hardware"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -46,8 +47,8 @@ func (DeviceIsolationProbe) Meta() checks.Meta {
 			"CPU and memory limits, a deadline): pod a with a container holding one accelerator and a second " +
 			"container asking for none; pod b holding another (when two are free); pod none asking for none " +
 			"but setting NVIDIA_VISIBLE_DEVICES=all (for an NVIDIA resource) as CUDA images do. Each " +
-			"container prints `" + checks.DescribeAccelerators(lsCommand) + "` (the folders of the device nodes " +
-			"checks/accelerators.yaml knows) and `nvidia-smi -L`; the output is read back " +
+			"container prints `" + hardware.DescribeAccelerators(lsCommand) + "` (the folders of the device nodes " +
+			"checks/hardware/accelerators.yaml knows) and `nvidia-smi -L`; the output is read back " +
 			"through the API server as `kubectl logs` does. Passes when each holder sees exactly one " +
 			"accelerator device node (or GPU), the containers asking for none see none, and the two holders " +
 			"see different devices. Warns when only one accelerator was free, so the two holders could not " +
@@ -78,7 +79,7 @@ func (DeviceIsolationProbe) Run(ctx context.Context, env *checks.Env) (checks.Re
 		r.Finish(checks.Skip, "probes are off: --probe runs pods on an accelerator node, with and without a request, and reads back the devices each container sees")
 		return r, nil
 	}
-	accel, err := checks.AcceleratorTable()
+	accel, err := hardware.AcceleratorTable()
 	if err != nil {
 		return r, err
 	}
@@ -125,7 +126,7 @@ func (DeviceIsolationProbe) Run(ctx context.Context, env *checks.Env) (checks.Re
 // the most of one accelerator free on one node, so that two holders can be
 // compared.
 func planDevices(ctx context.Context, env *checks.Env) (devicePlan, string, error) {
-	pick, skip, err := checks.PickAcceleratorNode(ctx, env, nil)
+	pick, skip, err := hardware.PickAcceleratorNode(ctx, env, nil)
 	if err != nil || skip != "" {
 		return devicePlan{}, skip, err
 	}

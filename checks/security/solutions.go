@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/hardware"
 )
 
 // The solutions of the security checks, each derived from the data file
@@ -42,7 +43,7 @@ func sandboxRows(c checks.Check) ([]checks.Solution, error) {
 }
 
 func vendorRows(c checks.Check) ([]checks.Solution, error) {
-	t, err := checks.AcceleratorTable()
+	t, err := hardware.AcceleratorTable()
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package checks
+package hardware
 
 import (
 	_ "embed"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/cluster"
 	corev1 "k8s.io/api/core/v1"
 )
@@ -15,7 +16,7 @@ import (
 //go:embed accelerators.yaml
 var acceleratorsYAML []byte
 
-var _ = RegisterData[[]AcceleratorVendor]("accelerators.yaml", acceleratorsYAML)
+var _ = checks.RegisterData[[]AcceleratorVendor]("accelerators.yaml", acceleratorsYAML)
 
 // AcceleratorVendor is one entry of accelerators.yaml: a vendor's
 // accelerator resources, device nodes and device variables.
@@ -67,7 +68,7 @@ type Accelerators struct {
 // loadAccelerators reads and checks a vendor file: a bad entry is an
 // error naming it.
 func loadAccelerators(name string, data []byte) (*Accelerators, error) {
-	vendors, err := Data[[]AcceleratorVendor](name, data)
+	vendors, err := checks.Data[[]AcceleratorVendor](name, data)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +198,7 @@ func AcceleratorTable() (*Accelerators, error) {
 	l := &loadedAccelerators
 	l.Lock()
 	defer l.Unlock()
-	if g := dataGeneration(); l.table == nil && l.err == nil || l.generation != g {
+	if g := checks.DataGeneration(); l.table == nil && l.err == nil || l.generation != g {
 		l.table, l.err = loadAccelerators("accelerators.yaml", acceleratorsYAML)
 		l.generation = g
 	}
@@ -301,7 +302,7 @@ func (a *Accelerators) VendorNames() string {
 func DescribeAccelerators(describe func(a *Accelerators) string) string {
 	a, err := AcceleratorTable()
 	if err != nil {
-		return "those of checks/accelerators.yaml"
+		return "those of checks/hardware/accelerators.yaml"
 	}
 	return describe(a)
 }

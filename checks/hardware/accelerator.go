@@ -1,12 +1,12 @@
-package checks
+package hardware
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 
+	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/cluster"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -37,17 +37,6 @@ func AcceleratorResources(n *corev1.Node) map[corev1.ResourceName]bool {
 		}
 	}
 	return set
-}
-
-// NodeReady is a node's Ready condition and why: Unknown when it reports
-// none, which is not Ready either.
-func NodeReady(n *corev1.Node) (corev1.ConditionStatus, string) {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status, strings.TrimSpace(c.Reason + " " + c.Message)
-		}
-	}
-	return corev1.ConditionUnknown, "no Ready condition"
 }
 
 // PodsOnNode reads the pods bound to a node, as `kubectl describe node`
@@ -87,9 +76,9 @@ func PodRequest(p *corev1.Pod, res corev1.ResourceName) resource.Quantity {
 // EachNodePods reads the pods of each node, one LIST per node (PodsOnNode),
 // a few nodes at a time, and hands each node's to fn, which is called
 // concurrently and must only write what belongs to node i.
-func EachNodePods(ctx context.Context, env *Env, nodes []string, fn func(i int, pods []*corev1.Pod, err error)) {
+func EachNodePods(ctx context.Context, env *checks.Env, nodes []string, fn func(i int, pods []*corev1.Pod, err error)) {
 	Each(len(nodes), func(i int) {
-		pods, err := List[*corev1.Pod](ctx, env, PodsOnNode(nodes[i]).Queries()[0])
+		pods, err := checks.List[*corev1.Pod](ctx, env, PodsOnNode(nodes[i]).Queries()[0])
 		fn(i, pods, err)
 	})
 }
@@ -121,11 +110,11 @@ type FreeNode struct {
 // FreeAccelerators reads what every Ready, schedulable node offering res,
 // with no taint a probe's pods do not tolerate (ToleratedBy), has free of
 // it: its allocatable less what its pods not yet ended request.
-func FreeAccelerators(ctx context.Context, env *Env, nodes []*corev1.Node, res corev1.ResourceName) ([]FreeNode, error) {
+func FreeAccelerators(ctx context.Context, env *checks.Env, nodes []*corev1.Node, res corev1.ResourceName) ([]FreeNode, error) {
 	var names []string
 	for _, n := range nodes {
 		alloc := n.Status.Allocatable[res]
-		if ready, _ := NodeReady(n); ready == corev1.ConditionTrue && !n.Spec.Unschedulable && alloc.Value() > 0 && ToleratedBy(n, res) {
+		if ready, _ := checks.NodeReady(n); ready == corev1.ConditionTrue && !n.Spec.Unschedulable && alloc.Value() > 0 && ToleratedBy(n, res) {
 			names = append(names, n.Name)
 		}
 	}
@@ -185,17 +174,17 @@ type AcceleratorPick struct {
 // two has the best chance. skip says why there is nothing to pick: no
 // Ready node offers a resource a pod can request (DRA-only nodes offer
 // none).
-func PickAcceleratorNode(ctx context.Context, env *Env, want func(corev1.ResourceName) bool) (pick AcceleratorPick, skip string, err error) {
+func PickAcceleratorNode(ctx context.Context, env *checks.Env, want func(corev1.ResourceName) bool) (pick AcceleratorPick, skip string, err error) {
 	if _, err := AcceleratorTable(); err != nil {
 		return AcceleratorPick{}, "", err
 	}
-	nodes, err := List[*corev1.Node](ctx, env, cluster.Query{Resource: cluster.Nodes})
+	nodes, err := checks.List[*corev1.Node](ctx, env, cluster.Query{Resource: cluster.Nodes})
 	if err != nil {
 		return AcceleratorPick{}, "", err
 	}
 	offered := map[corev1.ResourceName]bool{}
 	for _, n := range nodes {
-		if ready, _ := NodeReady(n); ready == corev1.ConditionTrue {
+		if ready, _ := checks.NodeReady(n); ready == corev1.ConditionTrue {
 			for res := range AcceleratorResources(n) {
 				if want == nil || want(res) {
 					offered[res] = true
@@ -208,7 +197,7 @@ func PickAcceleratorNode(ctx context.Context, env *Env, want func(corev1.Resourc
 	}
 	var best FreeNode
 	found := false
-	for _, res := range SortedKeys(offered) {
+	for _, res := range checks.SortedKeys(offered) {
 		free, err := FreeAccelerators(ctx, env, nodes, res)
 		if err != nil {
 			return AcceleratorPick{}, "", err

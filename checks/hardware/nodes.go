@@ -1,4 +1,4 @@
-package checks
+package hardware
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/cluster"
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -23,7 +24,7 @@ const (
 //go:embed dra_drivers.yaml
 var draDriversYAML []byte
 
-var _ = RegisterData[[]DRADriver]("dra_drivers.yaml", draDriversYAML)
+var _ = checks.RegisterData[[]DRADriver]("dra_drivers.yaml", draDriversYAML)
 
 // DRADriver is one DRA driver dra_drivers.yaml knows.
 type DRADriver struct {
@@ -34,7 +35,7 @@ type DRADriver struct {
 
 // DRADrivers are the DRA drivers dra_drivers.yaml knows.
 func DRADrivers() ([]DRADriver, error) {
-	return Data[[]DRADriver]("dra_drivers.yaml", draDriversYAML)
+	return checks.Data[[]DRADriver]("dra_drivers.yaml", draDriversYAML)
 }
 
 // DescribeDriver names a driver as dra_drivers.yaml knows it, with the name
@@ -65,11 +66,11 @@ func IsAcceleratorDriver(ds []DRADriver, driver string) bool {
 // node). With none, r skips, saying so, and nodes is nil; a node list the
 // cluster refuses is shown in r's evidence as kubectl would meet it, and a
 // bad accelerators.yaml is the error.
-func AcceleratorNodes(ctx context.Context, env *Env, r *Result) (nodes []*corev1.Node, dra map[string][]string, err error) {
+func AcceleratorNodes(ctx context.Context, env *checks.Env, r *checks.Result) (nodes []*corev1.Node, dra map[string][]string, err error) {
 	if _, err := AcceleratorTable(); err != nil {
 		return nil, nil, err
 	}
-	all, err := List[*corev1.Node](ctx, env, cluster.Query{Resource: cluster.Nodes})
+	all, err := checks.List[*corev1.Node](ctx, env, cluster.Query{Resource: cluster.Nodes})
 	if err != nil {
 		r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.Nodes}}, "")
 		return nil, nil, err
@@ -83,7 +84,7 @@ func AcceleratorNodes(ctx context.Context, env *Env, r *Result) (nodes []*corev1
 		}
 	}
 	if len(nodes) == 0 {
-		r.Finish(Skip, "none of %d nodes has an accelerator (no accelerator resource, no accelerator DRA driver's devices)", len(all))
+		r.Finish(checks.Skip, "none of %d nodes has an accelerator (no accelerator resource, no accelerator DRA driver's devices)", len(all))
 		return nil, nil, nil
 	}
 	slices.SortFunc(nodes, func(a, b *corev1.Node) int { return strings.Compare(a.Name, b.Name) })
@@ -94,8 +95,8 @@ func AcceleratorNodes(ctx context.Context, env *Env, r *Result) (nodes []*corev1
 // dra_drivers.yaml publishes devices for, each with those drivers; none
 // when the DRA API is not registered. It adds no evidence of its own:
 // dra-devices shows the same slices.
-func draAcceleratorNodes(ctx context.Context, env *Env) (map[string][]string, error) {
-	services, err := List[*unstructured.Unstructured](ctx, env, cluster.Query{Resource: cluster.APIServices})
+func draAcceleratorNodes(ctx context.Context, env *checks.Env) (map[string][]string, error) {
+	services, err := checks.List[*unstructured.Unstructured](ctx, env, cluster.Query{Resource: cluster.APIServices})
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +112,7 @@ func draAcceleratorNodes(ctx context.Context, env *Env) (map[string][]string, er
 	if err != nil {
 		return nil, err
 	}
-	rslices, err := List[*resourcev1.ResourceSlice](ctx, env, cluster.Query{Resource: cluster.ResourceSlices})
+	rslices, err := checks.List[*resourcev1.ResourceSlice](ctx, env, cluster.Query{Resource: cluster.ResourceSlices})
 	if err != nil {
 		return nil, err
 	}
