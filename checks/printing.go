@@ -47,7 +47,7 @@ func (e *CreateError) Unwrap() error { return e.Err }
 // says so.
 func PrintingPods(ctx context.Context, env *Env, r *Result, label string, pods []*unstructured.Unstructured, note func(pod, container string) string) (map[string]string, error) {
 	tl := &probe.Timeline{T0: env.Now()}
-	defer func() { r.Table = &Table{Header: []string{"EVENT", "AT (UTC)", "SINCE START"}, Rows: tl.Rows} }()
+	defer func() { r.Table = TimelineTable(tl) }()
 	return PrintingPodsOn(ctx, env, r, tl, label, pods, note)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/aiconform/aiconform/probe"
@@ -143,4 +144,15 @@ func Unstructured(obj runtime.Object, gvk schema.GroupVersionKind) (*unstructure
 	unstructured.RemoveNestedField(u.Object, "status")
 	unstructured.RemoveNestedField(u.Object, "spec", "template", "metadata", "creationTimestamp")
 	return u, nil
+}
+
+// TimelineHeader heads every probe's timeline table: what happened, when
+// (UTC, to the millisecond) and how long after the probe's first write.
+// The HTML report knows a timeline by it.
+var TimelineHeader = []string{"EVENT", "AT (UTC)", "SINCE START"}
+
+// TimelineTable is a probe's timeline as its result's table: the one
+// writer of every probe's, so that all read alike.
+func TimelineTable(tl *probe.Timeline) *Table {
+	return &Table{Header: slices.Clone(TimelineHeader), Rows: tl.Rows}
 }

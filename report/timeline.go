@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/aiconform/aiconform/checks"
 )
 
 // step is one timed moment of a probe: an event of its timeline table, or
@@ -16,8 +18,8 @@ type step struct {
 }
 
 // timelineHeader is how a probe's computed table starts when it is the
-// probe's timeline (probe.Timeline): what happened, and when, in UTC.
-var timelineHeader = []string{"EVENT", "AT (UTC)"}
+// probe's timeline (checks.TimelineTable): what happened, and when, in UTC.
+var timelineHeader = checks.TimelineHeader[:2]
 
 // writeVerbs are the kubectl verbs of evidence that wrote to the cluster.
 // Read-only checks only get and list, so a check whose evidence holds one

@@ -128,7 +128,7 @@ func (DRAProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, error)
 		r.AddEvidence(ctx, fresh, cluster.Get{Resources: []cluster.Resource{cluster.ResourceClaims}, Namespace: s.Namespace,
 			Columns: "NAME:.metadata.name,DRIVER:.status.allocation.devices.results[*].driver,POOL:.status.allocation.devices.results[*].pool,DEVICE:.status.allocation.devices.results[*].device,RESERVED_FOR:.status.reservedFor[*].name"}, "the claim made from the template, and what was allocated to it")
 		r.AddEvidence(ctx, fresh, cluster.Get{Resources: []cluster.Resource{cluster.Pods}, Namespace: s.Namespace, LabelSelector: DRALabel, Wide: true}, "the pod and the node it is bound to")
-		r.Table = &checks.Table{Header: []string{"EVENT", "AT (UTC)", "SINCE START"}, Rows: w.timeline.Rows}
+		r.Table = checks.TimelineTable(&w.timeline)
 	}
 	finish := func(st checks.Status, format string, args ...any) (checks.Result, error) {
 		end()

@@ -299,7 +299,7 @@ func (RouteProbe) Run(ctx context.Context, env *checks.Env) (r checks.Result, _ 
 		return r, err
 	}
 	tl := &probe.Timeline{T0: env.Now()}
-	defer func() { r.Table = &checks.Table{Header: []string{"EVENT", "AT (UTC)", "SINCE START"}, Rows: tl.Rows} }()
+	defer func() { r.Table = checks.TimelineTable(tl) }()
 
 	objs, err := routeObjects(s, parent)
 	if err != nil {

@@ -162,7 +162,7 @@ func (c AcceleratorLoadProbe) Run(ctx context.Context, env *checks.Env) (r check
 		return r, err
 	}
 	tl := &probe.Timeline{T0: env.Now()}
-	defer func() { r.Table = &checks.Table{Header: []string{"EVENT", "AT (UTC)", "SINCE START"}, Rows: tl.Rows} }()
+	defer func() { r.Table = checks.TimelineTable(tl) }()
 	seconds := int(min(loadFor, s.Timeout) / time.Second)
 	pod, err := checks.Unstructured(loadPod(cmp.Or(s.LoadImage, spec.Image), t, spec, seconds, s.Timeout), corev1.SchemeGroupVersion.WithKind("Pod"))
 	if err != nil {

@@ -144,7 +144,7 @@ func (c MonitoringProbe) Run(ctx context.Context, env *checks.Env) (r checks.Res
 	}
 	tl := &probe.Timeline{T0: env.Now()}
 	// The timeline is the table, however the probe ends.
-	defer func() { r.Table = &checks.Table{Header: []string{"EVENT", "AT (UTC)", "SINCE START"}, Rows: tl.Rows} }()
+	defer func() { r.Table = checks.TimelineTable(tl) }()
 
 	if d.prometheus != "" {
 		pm := podMonitor(d.monitorLabels)

@@ -224,7 +224,7 @@ func (c HPAProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, erro
 		fresh := env.Fresh()
 		r.AddEvidence(ctx, fresh, cluster.Get{Resources: []cluster.Resource{cluster.HorizontalPodAutoscalers}, Namespace: s.Namespace}, "the probe's HPA")
 		r.AddEvidence(ctx, fresh, cluster.Get{Resources: []cluster.Resource{cluster.Pods}, Namespace: s.Namespace, LabelSelector: HPALabel, Wide: true}, "its pods and the nodes they are bound to")
-		r.Table = &checks.Table{Header: []string{"EVENT", "AT (UTC)", "SINCE START"}, Rows: w.timeline.Rows}
+		r.Table = checks.TimelineTable(&w.timeline)
 	}
 	finish := func(st checks.Status, format string, args ...any) (checks.Result, error) {
 		end()

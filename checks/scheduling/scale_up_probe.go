@@ -210,7 +210,7 @@ func (ScaleUpProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, er
 		if names := w.addedNames(); len(names) > 0 {
 			r.AddEvidence(ctx, fresh, cluster.Get{Resources: []cluster.Resource{cluster.Nodes}, Names: names, LabelColumns: a.data.NodeGroupLabels}, "the nodes the autoscaler added (NotFound once removed)")
 		}
-		r.Table = &checks.Table{Header: []string{"EVENT", "AT (UTC)", "SINCE START"}, Rows: w.timeline.Rows}
+		r.Table = checks.TimelineTable(&w.timeline)
 	}
 	finish := func(st checks.Status, format string, args ...any) (checks.Result, error) {
 		end()
