@@ -24,6 +24,7 @@ func TestOperatorVersionsMatchToolsModules(t *testing.T) {
 		{"trainer", JobSetModule, JobSetVersion},
 		{"training-operator", TrainingOperatorModule, TrainingOperatorVersion},
 		{"kueue", KueueModule, KueueVersion},
+		{"scheduler-plugins", SchedulerPluginsModule, SchedulerPluginsVersion},
 		{"metrics-adapter", MetricsAdapterModule, MetricsAdapterVersion},
 		{"karpenter", KarpenterModule, KarpenterVersion},
 		{"traefik", TraefikModule, TraefikVersion},
