@@ -142,13 +142,22 @@ func StringAt(u *unstructured.Unstructured, path string) (string, bool) {
 
 // GangProbe is the probe's own queue and its two gangs. Objects are YAML as
 // a user writes them for kubectl, with placeholders the probe fills: ${RUN}
-// (the run id), ${NAMESPACE} (the run's namespace) and ${IMAGE} (what its
-// pods run, --probe-image). A cluster-
+// (the run id), ${NAMESPACE} (the run's namespace), ${IMAGE} (what its
+// pods run, --probe-image) and ${SCHEDULER} (Scheduler). A cluster-
 // scoped object is named after the run (its name gets "-RUN"), so a
 // reference to one is written NAME-${RUN}.
 type GangProbe struct {
-	// Setup are created first, in order: the probe's own quota.
+	// Setup are created first, in order: the probe's own quota, or the
+	// records its gangs are judged by.
 	Setup []string `yaml:"setup"`
+	// SetupSays is the evidence's note on Setup; "the probe's own quota"
+	// unless told.
+	SetupSays string `yaml:"setupSays"`
+	// Scheduler fills ${SCHEDULER}: the schedulerName the gangs' pods ask
+	// for, where the solution is a scheduler beside the cluster's own
+	// (coscheduling's). Installs name it as they like: a profile of the
+	// user's (--profile, or the data overlay) says how theirs does.
+	Scheduler string `yaml:"scheduler"`
 	// Fits is a gang the setup's quota holds: all its pods must be bound.
 	Fits GangObject `yaml:"fits"`
 	// Exceeds is a gang larger than the quota: none of its pods may be
@@ -161,6 +170,26 @@ type GangProbe struct {
 type GangObject struct {
 	Pods   int    `yaml:"pods"`
 	Object string `yaml:"object"`
+	// Says is how the probe's reasons tell the gang after its size ("a
+	// gang of 4, more than the quota"): "that fits the quota" and "more
+	// than the quota" unless told.
+	Says string `yaml:"says"`
+}
+
+// FitsSays and ExceedsSays are how the probe's reasons tell its two gangs.
+func (g *GangProbe) FitsSays() string { return or(g.Fits.Says, "that fits the quota") }
+
+// ExceedsSays: see FitsSays.
+func (g *GangProbe) ExceedsSays() string { return or(g.Exceeds.Says, "more than the quota") }
+
+// SetupNote is the evidence's note on the probe's setup objects.
+func (g *GangProbe) SetupNote() string { return or(g.SetupSays, "the probe's own quota") }
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 // GangLabel marks the pods of a probe's gang; its value is "fits" or
@@ -170,7 +199,7 @@ const GangLabel = "aiconform.io/gang"
 // Objects returns the probe's objects with the placeholders filled:
 // setup first, then the fitting gang, then the exceeding one.
 func (g *GangProbe) Objects(runID, namespace, image string) (setup []*unstructured.Unstructured, fits, exceeds *unstructured.Unstructured, err error) {
-	fill := strings.NewReplacer("${RUN}", runID, "${NAMESPACE}", namespace, "${IMAGE}", image)
+	fill := strings.NewReplacer("${RUN}", runID, "${NAMESPACE}", namespace, "${IMAGE}", image, "${SCHEDULER}", g.Scheduler)
 	parse := func(what, text string) (*unstructured.Unstructured, error) {
 		// Through JSON, so that numbers are int64 as in objects read back.
 		data, err := yaml.YAMLToJSON([]byte(fill.Replace(text)))
@@ -224,6 +253,9 @@ func (g *Gang) validate(p *Profile) error {
 	if pr := g.Probe; pr != nil {
 		if pr.Fits.Pods < 1 || pr.Exceeds.Pods <= pr.Fits.Pods {
 			return fmt.Errorf("probe: fits needs at least one pod and exceeds more than fits")
+		}
+		if pr.Scheduler == "" && strings.Contains(strings.Join(append(pr.Setup, pr.Fits.Object, pr.Exceeds.Object), "\n"), "${SCHEDULER}") {
+			return fmt.Errorf("probe: ${SCHEDULER} is used but scheduler is not set")
 		}
 		if _, _, _, err := pr.Objects("RUN", "NAMESPACE", "IMAGE"); err != nil {
 			return fmt.Errorf("probe: %w", err)

@@ -169,7 +169,19 @@ func TestBuiltinGangsOfPhases(t *testing.T) {
 		require.NotNil(t, p.Gang, p.Name)
 		assert.Equal(t, w, p.Gang.Workloads, p.Name)
 		assert.Equal(t, []string{"gang_scheduling"}, p.Carries, p.Name)
-		assert.Nil(t, p.Gang.Probe, p.Name)
+		if p.Name == "coscheduling" {
+			// Its probe goes through its own scheduler, by name.
+			require.NotNil(t, p.Gang.Probe)
+			assert.Equal(t, "scheduler-plugins-scheduler", p.Gang.Probe.Scheduler)
+			_, fits, exceeds, err := p.Gang.Probe.Objects("RUN1", "aiconform-probe-RUN1", "IMAGE")
+			require.NoError(t, err)
+			for _, gang := range []*unstructured.Unstructured{fits, exceeds} {
+				name, _, _ := unstructured.NestedString(gang.Object, "spec", "template", "spec", "schedulerName")
+				assert.Equal(t, "scheduler-plugins-scheduler", name)
+			}
+		} else {
+			assert.Nil(t, p.Gang.Probe, p.Name)
+		}
 		assert.Contains(t, p.CRDs, w.CRD, p.Name)
 	}
 	assert.Equal(t, len(want), found)
@@ -367,8 +379,8 @@ func TestGangQueuesVolcano(t *testing.T) {
 	}
 }
 
-// Coscheduling has no queue kind, and neither profile a probe: each check
-// says so, and where the requirement then rests.
+// Coscheduling has no queue kind, and Volcano's profile no probe: each
+// check says so, and where the requirement then rests.
 func TestGangChecksWithoutQueuesOrProbe(t *testing.T) {
 	env, _ := podGroupWorld{profile: "coscheduling"}.env(t)
 	r, err := scheduling.GangQueues{}.Run(context.Background(), env)
@@ -377,12 +389,17 @@ func TestGangChecksWithoutQueuesOrProbe(t *testing.T) {
 	assert.Equal(t, "Coscheduling (scheduler-plugins) has no queue kind: it admits a gang when all of its pods can be placed, not through a queue", r.Reason)
 	assert.Empty(t, r.Evidence)
 
-	for _, name := range []string{"volcano", "coscheduling"} {
-		env, _ := podGroupWorld{profile: name}.env(t)
-		r, err := scheduling.GangProbe{}.Run(context.Background(), env)
-		require.NoError(t, err)
-		assert.Equal(t, checks.Skip, r.Status, name)
-		assert.Contains(t, r.Reason, "the "+name+" profile has no gang probe: for ")
-		assert.Contains(t, r.Reason, "gang_scheduling rests on the read-only evidence (gangs-admitted)")
-	}
+	env, _ = podGroupWorld{profile: "volcano"}.env(t)
+	r, err = scheduling.GangProbe{}.Run(context.Background(), env)
+	require.NoError(t, err)
+	assert.Equal(t, checks.Skip, r.Status)
+	assert.Contains(t, r.Reason, "the volcano profile has no gang probe: for ")
+	assert.Contains(t, r.Reason, "gang_scheduling rests on the read-only evidence (gangs-admitted)")
+
+	// Coscheduling's probe runs under --probe only.
+	env, _ = podGroupWorld{profile: "coscheduling"}.env(t)
+	r, err = scheduling.GangProbe{}.Run(context.Background(), env)
+	require.NoError(t, err)
+	assert.Equal(t, checks.Skip, r.Status)
+	assert.Equal(t, "probes are off: --probe runs a gang of 3 pods whose Coscheduling PodGroup needs 3 members and one of 4, whose Coscheduling PodGroup needs 5 members", r.Reason)
 }

@@ -36,12 +36,15 @@ func (GangProbe) Meta() checks.Meta {
 			"named after the run, holding 300m CPU and 96Mi, open to the run's namespace only, and a "+
 			"LocalQueue in it), then two gangs of pods that do nothing (--probe-image, "+
 			"registry.k8s.io/pause:3.10 by default), with requests and limits, non-root, and a deadline: one "+
-			"that fits the quota (Kueue: a Job of 3 pods of 100m) and one that exceeds it (a Job of 4). "+
+			"that fits the quota (Kueue: a Job of 3 pods of 100m) and one that exceeds it (a Job of 4); for Coscheduling, "+
+			"its PodGroups first (minMember 3 and 5) and Jobs of 3 and 4 pods for its scheduler (the profile's "+
+			"scheduler-plugins-scheduler unless a profile of the user's names it otherwise), so that the second gang "+
+			"never has the members its group needs. "+
 			"Watches their pods and the solution's workload records (no polling), with a timeline of every "+
-			"pod's creation and binding and every admission. Passes when every pod of the fitting gang is "+
+			"pod's creation and binding and every admission or phase. Passes when every pod of the fitting gang is "+
 			"bound within the probe timeout, and no pod of the other is bound while the first runs nor for "+
 			"%s after. Everything is labelled aiconform.io/run=RUN and deleted with the run's namespace at "+
-			"the end of the run, however it ends. A profile with no gang probe (Volcano, coscheduling) skips: "+
+			"the end of the run, however it ends. A profile with no gang probe (Volcano) skips: "+
 			"the requirement then rests on the read-only evidence of gangs-admitted.", gangWindow),
 		Remediation: "A fitting gang not admitted: read its workload's conditions in the evidence (a queue that is " +
 			"not Active, a missing flavor, a webhook that did not suspend the Job). A gang with some pods " +
@@ -60,9 +63,12 @@ type gangWatch struct {
 	bound map[string]map[string]bool // gang -> pod -> bound
 	// said are the workload conditions already put in the timeline.
 	said map[string]bool
-	// owners maps a workload record to its gang, by its owner's name.
-	owners map[string]string
-	last   map[string]string // gang -> the last condition its record gave
+	// owners maps a workload record to its gang, by its owner's name;
+	// named, by its own name, where the gang's pods name their record
+	// (a PodGroup named by a label of its pods).
+	owners, named map[string]string
+	workloads     *checks.GangWorkloads
+	last          map[string]string // gang -> the last condition its record gave
 }
 
 // Run implements checks.Check.
@@ -75,7 +81,7 @@ func (GangProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, error
 	}
 	gp := p.Gang.Probe
 	if s == nil {
-		r.Finish(checks.Skip, "probes are off: --probe runs a gang of %d pods that fits a quota of the run's own and one of %d that does not", gp.Fits.Pods, gp.Exceeds.Pods)
+		r.Finish(checks.Skip, "probes are off: --probe runs a gang of %d pods %s and one of %d, %s", gp.Fits.Pods, gp.FitsSays(), gp.Exceeds.Pods, gp.ExceedsSays())
 		return r, nil
 	}
 	setup, fits, exceeds, err := gp.Objects(s.RunID, s.Namespace, s.Image)
@@ -91,27 +97,39 @@ func (GangProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, error
 	}
 	w := &gangWatch{now: env.Now, t0: env.Now(), pods: map[string]string{}, said: map[string]bool{}, last: map[string]string{},
 		bound:  map[string]map[string]bool{"fits": {}, "exceeds": {}},
-		owners: map[string]string{fits.GetName(): "fits", exceeds.GetName(): "exceeds"}}
+		owners: map[string]string{fits.GetName(): "fits", exceeds.GetName(): "exceeds"},
+		named:  recordNames(p.Gang.Workloads.Pods, fits, exceeds), workloads: &p.Gang.Workloads}
 	w.timeline.T0 = w.t0
 
 	create := func(obj *unstructured.Unstructured, note string) (*unstructured.Unstructured, error) {
 		return checks.ProbeCreate(ctx, env, &r, &w.timeline, obj, note)
 	}
+	// The watches start at the first object the probe made: a setup
+	// object can be a gang's own record (a PodGroup), whose first status
+	// its controller may write before the gangs exist.
+	from := ""
 	for _, obj := range setup {
-		if _, err := create(obj, "the probe's own quota"); err != nil {
+		made, err := create(obj, gp.SetupNote())
+		if err != nil {
 			return checks.CreateFailed(r, obj, err)
 		}
+		if from == "" {
+			from = made.GetResourceVersion()
+		}
 	}
-	first, err := create(fits, fmt.Sprintf("a gang of %d pods that the quota holds", gp.Fits.Pods))
+	first, err := create(fits, fmt.Sprintf("a gang of %d pods %s", gp.Fits.Pods, gp.FitsSays()))
 	if err != nil {
 		return checks.CreateFailed(r, fits, err)
 	}
-	events, stop, err := w.start(ctx, s, workloads, first.GetResourceVersion())
+	if from == "" {
+		from = first.GetResourceVersion()
+	}
+	events, stop, err := w.start(ctx, s, workloads, from)
 	if err != nil {
 		return r, err
 	}
 	defer stop()
-	if _, err := create(exceeds, fmt.Sprintf("a gang of %d pods, more than the quota holds", gp.Exceeds.Pods)); err != nil {
+	if _, err := create(exceeds, fmt.Sprintf("a gang of %d pods, %s", gp.Exceeds.Pods, gp.ExceedsSays())); err != nil {
 		return checks.CreateFailed(r, exceeds, err)
 	}
 
@@ -141,27 +159,27 @@ func (GangProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, error
 	r.AddEvidence(ctx, fresh, cluster.Get{Resources: []cluster.Resource{workloads}, Namespace: s.Namespace}, "the solution's record of each gang")
 	r.AddEvidence(ctx, fresh, cluster.Get{Resources: []cluster.Resource{cluster.Pods}, Namespace: s.Namespace, LabelSelector: checks.GangLabel, Wide: true, LabelColumns: []string{checks.GangLabel}},
 		"the gangs' pods and the nodes they are bound to")
-	r.Table = &checks.Table{Header: []string{"EVENT", "AT (UTC)", "SINCE START"}, Rows: w.timeline.Rows}
+	r.Table = checks.TimelineTable(&w.timeline)
 
 	fitN, exN := len(w.bound["fits"]), len(w.bound["exceeds"])
 	switch {
 	case exN > 0:
 		r.Details = w.lastSaid()
-		r.Finish(checks.Fail, "the gang of %d pods that exceeds the quota ran partially: %d of its pods bound", gp.Exceeds.Pods, exN)
+		r.Finish(checks.Fail, "the gang of %d pods, %s, ran partially: %d of its pods bound", gp.Exceeds.Pods, gp.ExceedsSays(), exN)
 	case fitN < gp.Fits.Pods:
 		r.Details = w.lastSaid()
 		why := "nothing said why"
 		if len(r.Details) > 0 {
 			why = r.Details[0]
 		}
-		r.Finish(checks.Fail, "the gang of %d pods that fits the quota was not admitted whole within %s: %d of its pods bound (%s)", gp.Fits.Pods, s.Timeout, fitN, why)
+		r.Finish(checks.Fail, "the gang of %d pods %s was not admitted whole within %s: %d of its pods bound (%s)", gp.Fits.Pods, gp.FitsSays(), s.Timeout, fitN, why)
 	default:
 		held := ""
 		if why := w.last["exceeds"]; why != "" {
 			held = " (" + why + ")"
 		}
-		r.Finish(checks.Pass, "a gang of %d pods was admitted whole, every pod bound %s after creation; a gang of %d, more than the quota, had none bound in %s%s",
-			gp.Fits.Pods, probe.Seconds(fitsAt.Sub(w.t0)), gp.Exceeds.Pods, probe.Seconds(end.Sub(w.t0)), held)
+		r.Finish(checks.Pass, "a gang of %d pods was admitted whole, every pod bound %s after creation; a gang of %d, %s, had none bound in %s%s",
+			gp.Fits.Pods, probe.Seconds(fitsAt.Sub(w.t0)), gp.Exceeds.Pods, gp.ExceedsSays(), probe.Seconds(end.Sub(w.t0)), held)
 	}
 	return r, nil
 }
@@ -211,13 +229,29 @@ func (w *gangWatch) apply(e probe.Event) {
 // applyRecord puts each new condition of a gang's workload record in the
 // timeline, and keeps the last one that is not True as what it waits on.
 func (w *gangWatch) applyRecord(u *unstructured.Unstructured) {
-	gang := ""
+	gang := w.named[u.GetName()]
 	for _, o := range u.GetOwnerReferences() {
 		if g, ok := w.owners[o.Name]; ok {
 			gang = g
 		}
 	}
 	if gang == "" {
+		return
+	}
+	if w.workloads != nil && w.workloads.Phase != nil {
+		// A record that writes a phase, not conditions (a PodGroup).
+		state, said := w.workloads.State(u)
+		key := u.GetName() + "|" + said
+		if w.said[key] {
+			return
+		}
+		w.said[key] = true
+		if state == checks.GangAdmitted || state == checks.GangFinished {
+			delete(w.last, gang)
+		} else {
+			w.last[gang] = said
+		}
+		w.timeline.Add(w.now(), "%s %s (%s): %s", strings.ToLower(u.GetKind()), u.GetName(), gang, said)
 		return
 	}
 	for _, c := range checks.Conditions(u) {
@@ -241,6 +275,26 @@ func (w *gangWatch) lastSaid() []string {
 	for _, g := range []string{"fits", "exceeds"} {
 		if why := w.last[g]; why != "" {
 			out = append(out, fmt.Sprintf("%s gang: %s", g, strings.TrimSpace(why)))
+		}
+	}
+	return out
+}
+
+// recordNames maps the names of the records the gangs' pods name (by
+// label or annotation, in their pod templates) to their gang; empty where
+// a gang's record is found by the Job that owns it.
+func recordNames(pods checks.GangPods, fits, exceeds *unstructured.Unstructured) map[string]string {
+	out := map[string]string{}
+	if pods.ByJob() {
+		return out
+	}
+	for gang, obj := range map[string]*unstructured.Unstructured{"fits": fits, "exceeds": exceeds} {
+		field, key := "labels", pods.Label
+		if key == "" {
+			field, key = "annotations", pods.Annotation
+		}
+		if name, ok, _ := unstructured.NestedString(obj.Object, "spec", "template", "metadata", field, key); ok && name != "" {
+			out[name] = gang
 		}
 	}
 	return out

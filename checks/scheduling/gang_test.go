@@ -225,5 +225,5 @@ func TestGangProbeSkipsWithoutProbes(t *testing.T) {
 	r, err = scheduling.GangProbe{}.Run(context.Background(), env)
 	require.NoError(t, err)
 	assert.Equal(t, checks.Skip, r.Status)
-	assert.Equal(t, "probes are off: --probe runs a gang of 3 pods that fits a quota of the run's own and one of 4 that does not", r.Reason)
+	assert.Equal(t, "probes are off: --probe runs a gang of 3 pods that fits the quota and one of 4, more than the quota", r.Reason)
 }
