@@ -612,7 +612,11 @@ func childEnv() []string {
 
 // waitHTTP polls a plain-HTTP loopback health URL until it answers 200.
 func waitHTTP(ctx context.Context, p *process, url string) error {
-	client := &http.Client{Timeout: time.Second}
+	return waitOK(ctx, p, url, &http.Client{Timeout: time.Second})
+}
+
+// waitOK polls url with client until it answers 200, or p ends.
+func waitOK(ctx context.Context, p *process, url string, client *http.Client) error {
 	for {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if err != nil {

@@ -185,23 +185,8 @@ func writeCoschedulingConfig(dir, kubeconfig string) (string, error) {
 // The server's certificate is one it made itself at start-up: nothing to
 // verify it against, and the address is the machine's own.
 func waitHealthzTLS(ctx context.Context, p *process, url string) error {
-	client := &http.Client{Timeout: time.Second, Transport: &http.Transport{
+	return waitOK(ctx, p, url, &http.Client{Timeout: time.Second, Transport: &http.Transport{
 		Proxy:           nil,
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // loopback, self-signed at start
-	}}
-	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return err
-		}
-		if resp, err := client.Do(req); err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		if err := pause(ctx, 100*time.Millisecond, p); err != nil {
-			return err
-		}
-	}
+	}})
 }
