@@ -179,7 +179,7 @@ func (a *Audit) Run(ctx context.Context, p *Plan, o Options) (Result, error) {
 		at := a.Info.RecordedAt
 		opts.JudgeAt = func() time.Time { return at }
 	}
-	out := checks.Run(ctx, a.Cache, p.Profiles, p.Selection.Checks, opts, a.now)
+	out := checks.Run(ctx, a.Cache, p.Profiles, p.Selection, opts, a.now)
 	if ctx.Err() != nil {
 		return Result{}, fmt.Errorf("%w: %w", ErrInterrupted, context.Cause(ctx))
 	}

@@ -59,6 +59,21 @@ type Outcome struct {
 	Results    []Result
 }
 
+// servesFor is true when the per-operator check m has something to say of
+// the operator p: p may carry m's own requirement, or one of reqs that
+// lists m.
+func servesFor(m Meta, p *Profile, reqs []Requirement) bool {
+	if p.CandidateFor(m.Requirement) {
+		return true
+	}
+	for _, r := range reqs {
+		if Contains(r.Checks, m.ID) && p.CandidateFor(r.ID) {
+			return true
+		}
+	}
+	return false
+}
+
 type task struct {
 	check   Check
 	profile *Profile
@@ -74,22 +89,26 @@ type task struct {
 // so the probes' reads see the same cluster, and no read-only check can list
 // what a probe of this run created. Without this a check would judge the
 // cluster with or without the canary depending on which goroutine ran first.
-func Run(ctx context.Context, c *cluster.Cache, profiles []*Profile, selected []Check, opts RunOptions, now func() time.Time) Outcome {
+//
+// A per-operator check runs once for each operator that may carry a
+// requirement it serves: its own, or one of sel's requirements that lists
+// it. A controller's health belongs to robust_controller and is listed by
+// gang_scheduling too, so a gang scheduler that carries only the latter
+// has it judged; a check of gang_scheduling says nothing of a serving
+// operator and does not run for one.
+func Run(ctx context.Context, c *cluster.Cache, profiles []*Profile, sel Selection, opts RunOptions, now func() time.Time) Outcome {
 	var out Outcome
 	dets, detErr := Detect(ctx, c, profiles)
 	out.Detections = dets
 
 	var tasks []task
-	for _, ch := range selected {
+	for _, ch := range sel.Checks {
 		if !ch.Meta().PerOperator {
 			tasks = append(tasks, task{check: ch})
 			continue
 		}
 		for i := range dets {
-			// A check of gang_scheduling says nothing of a serving
-			// operator: it runs for the solutions that may carry its
-			// requirement only.
-			if d := &dets[i]; d.Profile.CandidateFor(ch.Meta().Requirement) {
+			if d := &dets[i]; servesFor(ch.Meta(), d.Profile, sel.Requirements) {
 				tasks = append(tasks, task{check: ch, profile: d.Profile, det: d})
 			}
 		}
@@ -332,11 +351,16 @@ func Typed[T any](objs []runtime.Object, r cluster.Resource) ([]T, error) {
 	return out, nil
 }
 
-// Record runs every check of registry so that the cache reads what the
+// Record runs every check of registry, for every operator any requirement
+// of the catalog could judge it for, so that the cache reads what the
 // checks read, and returns that as a recording to replay with a fixture.
 // info is saved as the recording's header.
 func Record(ctx context.Context, c *cluster.Cache, info cluster.Info, profiles []*Profile, registry []Check, timeout time.Duration, now func() time.Time) (*cluster.Recording, error) {
+	reqs, err := Catalog(registry)
+	if err != nil {
+		return nil, err
+	}
 	info.RecordedAt = now().UTC()
-	Run(ctx, c, profiles, registry, RunOptions{Concurrency: 4, Timeout: timeout}, now)
+	Run(ctx, c, profiles, Selection{Requirements: reqs, Checks: registry}, RunOptions{Concurrency: 4, Timeout: timeout}, now)
 	return c.Recording(info)
 }

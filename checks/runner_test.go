@@ -26,7 +26,7 @@ func passes(ctx context.Context, env *checks.Env) (checks.Result, error) {
 func runStubs(t *testing.T, opts checks.RunOptions, cs ...checks.Check) checks.Outcome {
 	t.Helper()
 	c := checkstest.NewWorld(t).Serve().Cache()
-	return checks.Run(context.Background(), c, []*checks.Profile{checkstest.WidgetProfile(t), checkstest.AbsentProfile(t)}, cs, opts, checkstest.FixedNow)
+	return checks.Run(context.Background(), c, []*checks.Profile{checkstest.WidgetProfile(t), checkstest.AbsentProfile(t)}, checks.Selection{Checks: cs}, opts, checkstest.FixedNow)
 }
 
 func TestRunTurnsFailuresIntoError(t *testing.T) {
@@ -242,7 +242,7 @@ func TestRunBoundsConcurrency(t *testing.T) {
 func TestRunDetectionError(t *testing.T) {
 	src := &failingSource{err: errors.New("connection refused")}
 	out := checks.Run(context.Background(), cluster.NewCache(src), []*checks.Profile{checkstest.WidgetProfile(t)},
-		[]checks.Check{checkstest.Stub("per-op", true, passes), checkstest.Stub("cluster-wide", false, passes)}, checks.RunOptions{}, checkstest.FixedNow)
+		checks.Selection{Checks: []checks.Check{checkstest.Stub("per-op", true, passes), checkstest.Stub("cluster-wide", false, passes)}}, checks.RunOptions{}, checkstest.FixedNow)
 	require.Len(t, out.Results, 2)
 	assert.Equal(t, checks.Error, out.Results[0].Status)
 	assert.Equal(t, "cannot tell whether Widget Operator is installed: connection refused", out.Results[0].Reason)
@@ -266,3 +266,31 @@ func (s *failingSource) Table(context.Context, cluster.Query) (*metav1.Table, ti
 }
 
 func (s *failingSource) Info(context.Context) (cluster.Info, error) { return cluster.Info{}, s.err }
+
+// A per-operator check runs for an operator that may carry a selected
+// requirement listing it, not only its own: a gang scheduler's controller
+// health is judged for gang_scheduling, and a gang check never runs for an
+// operator that carries only robust_controller.
+func TestRunPerOperatorForEveryRequirementListingIt(t *testing.T) {
+	c := checkstest.NewWorld(t).Serve().Cache()
+	gangs := *checkstest.WidgetProfile(t)
+	gangs.Name, gangs.Carries = "gangs", []string{"gang_scheduling"}
+	profiles := []*checks.Profile{checkstest.WidgetProfile(t), &gangs}
+	health := checkstest.Stub("health", true, passes)
+	gangCheck := checkstest.Stub("gang", true, passes)
+	gangCheck.Spec.Requirement = "gang_scheduling"
+	ran := func(sel checks.Selection) []string {
+		var got []string
+		for _, r := range checks.Run(context.Background(), c, profiles, sel, checks.RunOptions{Concurrency: 1}, checkstest.FixedNow).Results {
+			got = append(got, r.Check.ID+"/"+r.Operator)
+		}
+		slices.Sort(got)
+		return got
+	}
+	cs := []checks.Check{health, gangCheck}
+	gang := checks.Requirement{ID: "gang_scheduling", PerOperator: true, Checks: []string{"health", "gang"}}
+	robust := checks.Requirement{ID: "robust_controller", PerOperator: true, Checks: []string{"health"}}
+	assert.Equal(t, []string{"gang/gangs", "health/gangs", "health/widgets"}, ran(checks.Selection{Requirements: []checks.Requirement{robust, gang}, Checks: cs}))
+	// robust_controller alone: the gang scheduler's health says nothing of it.
+	assert.Equal(t, []string{"gang/gangs", "health/widgets"}, ran(checks.Selection{Requirements: []checks.Requirement{robust}, Checks: cs}))
+}

@@ -272,7 +272,7 @@ func TestEvidenceFromTables(t *testing.T) {
 			require.Len(t, w.Nodes, size)
 			cache := w.Serve().Cache()
 			opts := checks.RunOptions{Concurrency: 1, Timeout: time.Minute, JudgeAt: checkstest.FixedNow}
-			checks.Run(context.Background(), cache, nil, f.Checks()[:1], opts, checkstest.FixedNow)
+			checks.Run(context.Background(), cache, nil, checks.Selection{Checks: f.Checks()[:1]}, opts, checkstest.FixedNow)
 			rec, err := cache.Recording(cluster.Info{RecordedAt: checkstest.Clock})
 			require.NoError(t, err)
 			captured := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
@@ -283,7 +283,7 @@ func TestEvidenceFromTables(t *testing.T) {
 			require.NoError(t, err)
 			replay, err := cluster.LoadRecording("replay", data)
 			require.NoError(t, err)
-			out := checks.Run(context.Background(), cluster.NewCache(replay), nil, f.Checks()[:1], opts, checkstest.FixedNow)
+			out := checks.Run(context.Background(), cluster.NewCache(replay), nil, checks.Selection{Checks: f.Checks()[:1]}, opts, checkstest.FixedNow)
 			r := checkstest.Result(t, out, "accelerator-nodes-owned", "")
 			assert.Equal(t, checks.Fail, r.Status, r.Reason)
 			require.Len(t, r.Evidence, 1)
@@ -427,7 +427,7 @@ func TestReplay(t *testing.T) {
 	namespace(t, fc, "llm", inference, nil)
 	cache := fc.Cache()
 	opts := checks.RunOptions{Concurrency: 2, Timeout: time.Minute, JudgeAt: checkstest.FixedNow}
-	live := checks.Run(context.Background(), cache, nil, f.Checks(), opts, checkstest.FixedNow)
+	live := checks.Run(context.Background(), cache, nil, checks.Selection{Checks: f.Checks()}, opts, checkstest.FixedNow)
 	rec, err := cache.Recording(cluster.Info{RecordedAt: checkstest.Clock})
 	require.NoError(t, err)
 	var paths []string
@@ -439,7 +439,7 @@ func TestReplay(t *testing.T) {
 	require.NoError(t, err)
 	replay, err := cluster.LoadRecording("replay", data)
 	require.NoError(t, err)
-	again := checks.Run(context.Background(), cluster.NewCache(replay), nil, f.Checks(), opts, checkstest.FixedNow)
+	again := checks.Run(context.Background(), cluster.NewCache(replay), nil, checks.Selection{Checks: f.Checks()}, opts, checkstest.FixedNow)
 	require.Len(t, again.Results, len(live.Results))
 	for i := range live.Results {
 		assert.Equal(t, live.Results[i].Status, again.Results[i].Status)
@@ -456,7 +456,7 @@ func TestRecordingWithoutDiscovery(t *testing.T) {
 	f := loadExample(t)
 	rec, err := cluster.LoadRecording("old.yaml", []byte("apiVersion: "+cluster.RecordingAPIVersion+"\nkind: "+cluster.RecordingKind+"\ncluster: {}\n"))
 	require.NoError(t, err)
-	out := checks.Run(context.Background(), cluster.NewCache(rec), nil, f.Checks(), checks.RunOptions{Concurrency: 1, Timeout: time.Minute}, checkstest.FixedNow)
+	out := checks.Run(context.Background(), cluster.NewCache(rec), nil, checks.Selection{Checks: f.Checks()}, checks.RunOptions{Concurrency: 1, Timeout: time.Minute}, checkstest.FixedNow)
 	for _, r := range out.Results {
 		assert.Equal(t, checks.Error, r.Status, r.Check.ID)
 		assert.Contains(t, r.Reason, "read which resources the cluster serves in v1: recording old.yaml holds no answer to: get /api/v1", r.Check.ID)

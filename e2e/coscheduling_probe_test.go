@@ -49,11 +49,9 @@ func TestGangProbeCoscheduling(t *testing.T) {
 	require.NoError(t, err)
 
 	began = time.Now()
-	// Every profile, as a user runs it: with --operator coscheduling the
-	// requirement's shared controller checks (controller-ready,
-	// controller-lease) have no result, and the verdict is Partially
-	// Implemented whatever the probe shows.
-	rep, md, code := runCheck(ctx, t, aiconform, c.Kubeconfig(), "gang_scheduling", "--probe", "--probe-timeout", "1m")
+	// The gang scheduler alone: the requirement's controller checks,
+	// shared with robust_controller, run for it too.
+	rep, md, code := runCheck(ctx, t, aiconform, c.Kubeconfig(), "gang_scheduling", "--operator", "coscheduling", "--probe", "--probe-timeout", "1m")
 	t.Logf("check gang_scheduling --probe took %s", time.Since(began).Round(100*time.Millisecond))
 	probed := reportCheck(t, rep, "gang-probe", "coscheduling")
 	require.Equal(t, "pass", probed.Status, probed.Reason)
@@ -67,6 +65,9 @@ func TestGangProbeCoscheduling(t *testing.T) {
 	// The controller writes Running once minMember pods run, Finished once
 	// they succeeded; kwok's pods of a Job can finish before it looks.
 	assert.Regexp(t, `podgroup aiconform-gang-fits \(fits\): status\.phase=(Running|Finished)`, timeline(probed.Table))
+	ready := reportCheck(t, rep, "controller-ready", "coscheduling")
+	assert.Equal(t, "pass", ready.Status, ready.Reason)
+	assert.Equal(t, "skip", reportCheck(t, rep, "controller-lease", "coscheduling").Status, "the chart's controller elects no leader")
 	v := requirement(t, rep, "gang_scheduling")
 	assert.Equal(t, "Implemented", v.Status, v.Conclusion)
 	assert.Contains(t, v.Conclusion, "Coscheduling (scheduler-plugins) meets it")

@@ -159,6 +159,6 @@ func runLiveness(ctx context.Context, t *testing.T, kubeconfig string) checks.Ou
 	require.NoError(t, err)
 	profiles, err := checks.BuiltinProfiles()
 	require.NoError(t, err)
-	return checks.Run(ctx, cluster.NewCache(live), profiles, []checks.Check{operator.ControllerLease{}, accelerators.GPUDevicePlugin{}},
+	return checks.Run(ctx, cluster.NewCache(live), profiles, checks.Selection{Checks: []checks.Check{operator.ControllerLease{}, accelerators.GPUDevicePlugin{}}},
 		checks.RunOptions{Concurrency: 4, Timeout: time.Minute}, time.Now)
 }

@@ -33,7 +33,7 @@ func fixtureReport(t *testing.T, name string) *Report {
 	profiles, err := checks.BuiltinProfiles()
 	require.NoError(t, err)
 	now := func() time.Time { return base }
-	out := checks.Run(context.Background(), cluster.NewCache(rec), profiles, registry,
+	out := checks.Run(context.Background(), cluster.NewCache(rec), profiles, checks.Selection{Requirements: catalog, Checks: registry},
 		checks.RunOptions{Concurrency: 4, Timeout: time.Minute, JudgeAt: func() time.Time { return info.RecordedAt }}, now)
 	r := Build(Tool{Name: "aiconform", Version: "v0.1.0"}, info, base, base, out, checks.Evaluate(catalog, out))
 	require.NoError(t, r.Seal(checks.Must))

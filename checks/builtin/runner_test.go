@@ -67,7 +67,7 @@ func TestReadsNeverSeeTheRunsProbes(t *testing.T) {
 		// The probe first, so that a runner starting checks in order would
 		// write before the reads.
 		selected = append([]checks.Check{canary}, selected...)
-		out := checks.Run(context.Background(), f.Cache(), profiles, selected,
+		out := checks.Run(context.Background(), f.Cache(), profiles, checks.Selection{Checks: selected},
 			checks.RunOptions{Concurrency: 8, Timeout: time.Minute, JudgeAt: func() time.Time { return checkstest.JudgeAt },
 				Probe: probe.NewSession(nil, nil, "test", time.Minute)}, checkstest.FixedNow)
 		require.Len(t, readsDone, len(reads))

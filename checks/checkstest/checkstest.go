@@ -39,7 +39,7 @@ func RunFixture(t testing.TB, registry []checks.Check, name string) (checks.Outc
 	info, err := rec.Info(context.Background())
 	require.NoError(t, err)
 	require.False(t, info.RecordedAt.IsZero(), "fixture %s has no recordedAt", name)
-	out := checks.Run(context.Background(), cluster.NewCache(rec), BuiltinProfiles(t), registry,
+	out := checks.Run(context.Background(), cluster.NewCache(rec), BuiltinProfiles(t), Everything(registry),
 		checks.RunOptions{Concurrency: 4, Timeout: time.Minute, JudgeAt: func() time.Time { return info.RecordedAt }},
 		FixedNow)
 	return out, info
@@ -106,4 +106,16 @@ func Stub(id string, perOperator bool, run func(ctx context.Context, env *checks
 		req = "robust_controller"
 	}
 	return StubCheck{Spec: checks.Meta{ID: id, Title: id, Requirement: req, PerOperator: perOperator}, Do: run}
+}
+
+// Everything is registry with the catalog's requirements, as `check all`
+// selects them, when registry holds every check the catalog names; a
+// test's few checks get no requirement, each then run for the operators
+// that may carry its own.
+func Everything(registry []checks.Check) checks.Selection {
+	reqs, err := checks.Catalog(registry)
+	if err != nil {
+		return checks.Selection{Checks: registry}
+	}
+	return checks.Selection{Requirements: reqs, Checks: registry}
 }

@@ -661,7 +661,7 @@ func (f *FakeCluster) Run(registry []checks.Check, profiles []*checks.Profile) c
 // RunOn runs every check of registry on a cache of the fake cluster (its
 // Cache, or that cache's WholeObjects).
 func (f *FakeCluster) RunOn(c *cluster.Cache, registry []checks.Check, profiles []*checks.Profile) checks.Outcome {
-	return checks.Run(context.Background(), c, profiles, registry,
+	return checks.Run(context.Background(), c, profiles, Everything(registry),
 		checks.RunOptions{Concurrency: 4, Timeout: time.Minute, JudgeAt: func() time.Time { return JudgeAt }}, FixedNow)
 }
 

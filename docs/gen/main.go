@@ -111,7 +111,7 @@ func render(ext checks.Extensions) (map[string]string, error) {
 	b.WriteString("| Check | Title | Requirement | Runs |\n| --- | --- | --- | --- |\n")
 	for _, c := range registry {
 		m := c.Meta()
-		fmt.Fprintf(&b, "| [%s](checks/%s.md) | %s | %s | %s |\n", m.ID, m.ID, cell(m.Title), reqLink("", m.Requirement), runs(m))
+		fmt.Fprintf(&b, "| [%s](checks/%s.md) | %s | %s | %s |\n", m.ID, m.ID, cell(m.Title), reqLink("", m.Requirement), runs(m, reqs))
 	}
 	pages["checks.md"] = strings.TrimRight(b.String(), "\n") + "\n"
 
@@ -121,7 +121,7 @@ func render(ext checks.Extensions) (map[string]string, error) {
 		fmt.Fprintf(&p, "# %s\n\n", m.ID)
 		p.WriteString(generated)
 		fmt.Fprintf(&p, "**%s**\n\n", prose(m.Title))
-		fmt.Fprintf(&p, "- Requirement: %s\n- Runs: %s\n\n", reqLink("../checks.md", m.Requirement), runs(m))
+		fmt.Fprintf(&p, "- Requirement: %s\n- Runs: %s\n\n", reqLink("../checks.md", m.Requirement), runs(m, reqs))
 		fmt.Fprintf(&p, "## What it checks\n\n%s\n\n", prose(m.Description))
 		fmt.Fprintf(&p, "## When it fails\n\n%s\n\n", prose(m.Remediation))
 		fmt.Fprintf(&p, "## Run it alone\n\n```sh\naiconform check %s\n```\n", m.ID)
@@ -139,14 +139,20 @@ func render(ext checks.Extensions) (map[string]string, error) {
 	return pages, nil
 }
 
-func runs(m checks.Meta) string {
-	if m.PerOperator && m.Requirement != "robust_controller" {
-		return "once per profile that may carry " + m.Requirement + " (its `carries:`)"
+func runs(m checks.Meta, reqs []checks.Requirement) string {
+	if !m.PerOperator {
+		return "once for the cluster"
 	}
-	if m.PerOperator {
-		return "once per operator profile (once per install where it runs in several namespaces)"
+	// As the runner decides: for each profile that may carry a
+	// requirement listing the check, its own first.
+	by := []string{m.Requirement}
+	for _, r := range reqs {
+		if r.PerOperator && r.ID != m.Requirement && checks.Contains(r.Checks, m.ID) {
+			by = append(by, r.ID)
+		}
 	}
-	return "once for the cluster"
+	return "once per install of each profile that may carry " + strings.Join(by, " or ") +
+		" (its `carries:`; robust_controller when unset)"
 }
 
 // checkLinks links check ids to their pages under dir.
