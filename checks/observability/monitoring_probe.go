@@ -345,11 +345,19 @@ func metricsScript(runID string) string {
 	return fmt.Sprintf(`busybox mkdir -p /www/metrics && printf "%s" > /www/metrics/index.txt && echo 'I:index.txt' > /www/httpd.conf && exec busybox httpd -f -v -p %d -h /www -c /www/httpd.conf`, body, metricsPort)
 }
 
+// metricsCPU is the CPU (request and limit) of the probe's pod. httpd
+// forks a process for each request, the kubelet's readiness check and
+// every scrape: at the 10m a sleeping probe pod gets, the quota throttled
+// it on a loaded node until the answers came after the scraper's timeout
+// and the target stayed down, a verdict on the pod rather than on the
+// monitoring system.
+var metricsCPU = resource.MustParse("100m")
+
 // metricsPod is the probe's pod: httpd serving the run's series, Ready
 // once it answers, annotated for a Prometheus that discovers annotated
 // pods when annotate is set.
 func metricsPod(image, runID string, annotate bool, timeout time.Duration) (*unstructured.Unstructured, error) {
-	spec := checks.ProbePodSpec(image, nil)
+	spec := checks.ProbePodSpec(image, corev1.ResourceList{corev1.ResourceCPU: metricsCPU})
 	spec.RestartPolicy = corev1.RestartPolicyNever
 	spec.ActiveDeadlineSeconds = checks.ProbeDeadline(timeout)
 	ctr := &spec.Containers[0]

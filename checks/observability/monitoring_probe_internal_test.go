@@ -345,7 +345,11 @@ func TestMetricsPod(t *testing.T) {
 	assert.Equal(t, "busybox:1.37", c.Image)
 	assert.False(t, *c.SecurityContext.AllowPrivilegeEscalation)
 	assert.True(t, *p.Spec.SecurityContext.RunAsNonRoot)
-	assert.NotEmpty(t, c.Resources.Limits)
+	// Enough CPU for httpd to answer every scrape on a busy node, and
+	// Guaranteed: requests equal to limits.
+	assert.Equal(t, "100m", c.Resources.Limits.Cpu().String())
+	assert.Equal(t, c.Resources.Limits, c.Resources.Requests)
+	assert.Equal(t, "16Mi", c.Resources.Limits.Memory().String())
 	assert.Equal(t, int64(180), *p.Spec.ActiveDeadlineSeconds)
 	assert.Contains(t, c.Command[2], `aiconform_probe_up{run=\"`+probeRun+`\"} 1`)
 	u, err = metricsPod("busybox:1.37", probeRun, false, time.Minute)
