@@ -20,7 +20,7 @@ import (
 // the probes print is a few KiB.
 const maxLogBytes = 64 << 10
 
-// CreateError is a probe object the cluster refused to create; CreateFailed
+// CreateError is a probe object the cluster refused to create; Refused
 // turns it into the check's answer.
 type CreateError struct {
 	Object *unstructured.Unstructured
@@ -46,44 +46,38 @@ func (e *CreateError) Unwrap() error { return e.Err }
 // its script ended (out of memory, its deadline, evicted), an error that
 // says so.
 func PrintingPods(ctx context.Context, env *Env, r *Result, label string, pods []*unstructured.Unstructured, note func(pod, container string) string) (map[string]string, error) {
-	tl := &probe.Timeline{T0: env.Now()}
-	defer func() { r.Table = TimelineTable(tl) }()
-	return PrintingPodsOn(ctx, env, r, tl, label, pods, note)
-}
-
-// PrintingPodsOn is PrintingPods for a probe whose printing pods are its
-// last step: their events go on tl, the probe's own timeline, which the
-// caller makes r's table.
-func PrintingPodsOn(ctx context.Context, env *Env, r *Result, tl *probe.Timeline, label string, pods []*unstructured.Unstructured, note func(pod, container string) string) (map[string]string, error) {
-	s := env.Probe
-	if _, err := s.EnsureNamespace(ctx); err != nil {
+	p, err := StartProbing(ctx, env, r)
+	if err != nil {
 		return nil, err
 	}
-	w := &printingWatch{now: env.Now, timeline: tl, pods: map[string]*corev1.Pod{}, said: map[string]bool{}}
+	defer p.Stop()
+	return p.PrintingPods(ctx, label, pods, note)
+}
+
+// PrintingPods is PrintingPods as a step of a probe that did other things
+// before: its pods' events go on the probe's timeline. It ends the watch
+// the probe had.
+func (p *Probing) PrintingPods(ctx context.Context, label string, pods []*unstructured.Unstructured, note func(pod, container string) string) (map[string]string, error) {
+	env, r, s := p.env, p.r, p.env.Probe
+	p.EndWatch()
+	defer p.EndWatch()
+	w := &printingWatch{now: env.Now, timeline: &p.Timeline, pods: map[string]*corev1.Pod{}, said: map[string]bool{}}
 	// The watch starts where the first pod was created, so that nothing
 	// that happens to the others is missed; each pod as created is where
 	// its story starts.
-	var first string
 	var names []string
 	for _, pod := range pods {
-		created, err := ProbeCreate(ctx, env, r, w.timeline, pod, note(pod.GetName(), ""))
+		created, err := p.Create(ctx, pod, note(pod.GetName(), ""))
 		if err != nil {
-			return nil, &CreateError{Object: pod, Err: err}
-		}
-		if first == "" {
-			first = created.GetResourceVersion()
+			return nil, err
 		}
 		names = append(names, created.GetName())
 		w.apply(probe.Event{Tag: printingTag, Event: watch.Event{Type: watch.Added, Object: created}})
 	}
-	events, stop, err := s.WatchAll(ctx, first, []probe.Source{
-		{Tag: printingTag, GVR: cluster.Pods.GVR, Namespaced: true, Options: metav1.ListOptions{LabelSelector: label}},
-	})
-	if err != nil {
+	if err := p.Watch(ctx, w.apply, probe.Source{Tag: printingTag, GVR: cluster.Pods.GVR, Namespaced: true, Options: metav1.ListOptions{LabelSelector: label}}); err != nil {
 		return nil, err
 	}
-	defer stop()
-	ok, err := s.Phase(ctx, events, w.apply, func() bool { return w.ended(len(names)) })
+	ok, err := p.Phase(ctx, func() bool { return w.ended(len(names)) })
 	if err != nil {
 		return nil, err
 	}

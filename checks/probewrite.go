@@ -18,12 +18,12 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// ProbeCreate is how a probe writes one object of its own: labelled with
+// probeCreate is how a probe writes one object of its own: labelled with
 // the run, in the run's namespace (or named after the run when it is
 // cluster-scoped), and added to r's evidence as the `kubectl create -f -`
 // it is, with what kubectl answers. obj is changed in place; the time of a
 // successful creation goes to tl when tl is not nil.
-func ProbeCreate(ctx context.Context, env *Env, r *Result, tl *probe.Timeline, obj *unstructured.Unstructured, note string) (*unstructured.Unstructured, error) {
+func probeCreate(ctx context.Context, env *Env, r *Result, tl *probe.Timeline, obj *unstructured.Unstructured, note string) (*unstructured.Unstructured, error) {
 	s := env.Probe
 	m, err := s.Mapping(obj.GroupVersionKind())
 	if err != nil {
@@ -48,11 +48,11 @@ func ProbeCreate(ctx context.Context, env *Env, r *Result, tl *probe.Timeline, o
 	return created, cerr
 }
 
-// ProbeDelete deletes one object of the probe's own before the run's
+// probeDelete deletes one object of the probe's own before the run's
 // cleanup does, when what follows its deletion is part of what the probe
 // judges, and adds the `kubectl delete` it is to r's evidence, with what
 // kubectl answers; its time goes to tl when tl is not nil.
-func ProbeDelete(ctx context.Context, env *Env, r *Result, tl *probe.Timeline, gvk schema.GroupVersionKind, name, note string) error {
+func probeDelete(ctx context.Context, env *Env, r *Result, tl *probe.Timeline, gvk schema.GroupVersionKind, name, note string) error {
 	s := env.Probe
 	m, err := s.Mapping(gvk)
 	if err != nil {
@@ -69,14 +69,19 @@ func ProbeDelete(ctx context.Context, env *Env, r *Result, tl *probe.Timeline, g
 	return err
 }
 
-// CreateFailed ends the check on a write the cluster refused: not allowed
-// is Error (the probe could not judge), anything else is Fail with the
-// cluster's own words.
-func CreateFailed(r Result, obj *unstructured.Unstructured, err error) (Result, error) {
-	if errors.Is(err, probe.ErrClosed) || apierrors.IsForbidden(err) {
-		return r, fmt.Errorf("cannot create the probe's %s: %w", obj.GetKind(), err)
+// Refused is a probe's answer when one of its steps failed with err: a
+// write the cluster refused (a *CreateError) ends the check, as Error when
+// it was not allowed (the probe could not judge) and as Fail with the
+// cluster's own words otherwise; any other error is the check's error.
+func Refused(r Result, err error) (Result, error) {
+	var ce *CreateError
+	if !errors.As(err, &ce) {
+		return r, err
 	}
-	r.Finish(Fail, "the probe's %s %s could not be created: %v", obj.GetKind(), obj.GetName(), err)
+	if errors.Is(ce.Err, probe.ErrClosed) || apierrors.IsForbidden(ce.Err) {
+		return r, fmt.Errorf("cannot create the probe's %s: %w", ce.Object.GetKind(), ce.Err)
+	}
+	r.Finish(Fail, "the probe's %s %s could not be created: %v", ce.Object.GetKind(), ce.Object.GetName(), ce.Err)
 	return r, nil
 }
 
@@ -131,7 +136,7 @@ func ProbeDeadline(timeout time.Duration) *int64 {
 	return ptr.To(int64(3 * timeout / time.Second))
 }
 
-// Unstructured converts a typed object to what ProbeCreate sends.
+// Unstructured converts a typed object to what Probing.Create sends.
 func Unstructured(obj runtime.Object, gvk schema.GroupVersionKind) (*unstructured.Unstructured, error) {
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {

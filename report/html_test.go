@@ -42,7 +42,7 @@ func probed() *Report {
 			Status: "pass", Reason: "the canary InferenceService was Ready after 41.2 s, owning 1 Deployment and 1 Pod; its children were collected 3.1 s after it was deleted",
 			StartedAt: at(3500), FinishedAt: at(49800),
 			Table: &Table{
-				Header: []string{"EVENT", "AT (UTC)", "SINCE CREATED"},
+				Header: []string{"EVENT", "AT (UTC)", "SINCE START"},
 				Rows: [][]string{
 					{"created inferenceservices/aiconform-canary", "12:00:03.600", "+0.0 s"},
 					{"status first written", "12:00:04.150", "+0.6 s"},

@@ -66,7 +66,7 @@ func (DRAProbe) Meta() checks.Meta {
 // draWatch follows the probe's pod and claims.
 type draWatch struct {
 	now      func() time.Time
-	timeline probe.Timeline
+	timeline *probe.Timeline
 	pod      *corev1.Pod
 	claims   map[string]*resourcev1.ResourceClaim
 	said     map[string]bool
@@ -74,8 +74,7 @@ type draWatch struct {
 }
 
 // Run implements checks.Check.
-func (DRAProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, error) {
-	var r checks.Result
+func (DRAProbe) Run(ctx context.Context, env *checks.Env) (r checks.Result, _ error) {
 	s := env.Probe
 	if s == nil {
 		r.Finish(checks.Skip, "probes are off: --probe asks for a device of a DeviceClass through a ResourceClaimTemplate and watches it being allocated")
@@ -93,42 +92,39 @@ func (DRAProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, error)
 		r.Finish(checks.Skip, "no DeviceClass selects devices a driver publishes on a Ready node: there is nothing to allocate (see dra-devices)")
 		return r, nil
 	}
-	if _, err := s.EnsureNamespace(ctx); err != nil {
-		return r, err
-	}
-	w := &draWatch{now: env.Now, claims: map[string]*resourcev1.ResourceClaim{}, said: map[string]bool{}}
-	w.timeline.T0 = env.Now()
 	tmpl, err := draTemplate(class)
 	if err != nil {
 		return r, err
-	}
-	why := fmt.Sprintf("one device of DeviceClass %s (driver %s)", class, driver)
-	if _, err := checks.ProbeCreate(ctx, env, &r, &w.timeline, tmpl, why); err != nil {
-		return checks.CreateFailed(r, tmpl, err)
 	}
 	pod, err := draPod(s.Image, tolerate, s.Timeout)
 	if err != nil {
 		return r, err
 	}
-	created, err := checks.ProbeCreate(ctx, env, &r, &w.timeline, pod, "a pod whose claim is made from the template")
-	if err != nil {
-		return checks.CreateFailed(r, pod, err)
-	}
-	events, stop, err := s.WatchAll(ctx, created.GetResourceVersion(), []probe.Source{
-		{Tag: draPodsTag, GVR: cluster.Pods.GVR, Namespaced: true, Options: metav1.ListOptions{LabelSelector: DRALabel}},
-		{Tag: draClaimsTag, GVR: cluster.ResourceClaims.GVR, Namespaced: true},
-	})
+	p, err := checks.StartProbing(ctx, env, &r)
 	if err != nil {
 		return r, err
 	}
-	defer stop()
-	phase := func(done func() bool) (bool, error) { return s.Phase(ctx, events, w.apply, done) }
+	defer p.Stop()
+	w := &draWatch{now: env.Now, timeline: &p.Timeline, claims: map[string]*resourcev1.ResourceClaim{}, said: map[string]bool{}}
+	why := fmt.Sprintf("one device of DeviceClass %s (driver %s)", class, driver)
+	if _, err := p.Create(ctx, tmpl, why); err != nil {
+		return p.Refused(err)
+	}
+	if _, err := p.Create(ctx, pod, "a pod whose claim is made from the template"); err != nil {
+		return p.Refused(err)
+	}
+	if err := p.Watch(ctx, w.apply,
+		probe.Source{Tag: draPodsTag, GVR: cluster.Pods.GVR, Namespaced: true, Options: metav1.ListOptions{LabelSelector: DRALabel}},
+		probe.Source{Tag: draClaimsTag, GVR: cluster.ResourceClaims.GVR, Namespaced: true},
+	); err != nil {
+		return r, err
+	}
+	phase := func(done func() bool) (bool, error) { return p.Phase(ctx, done) }
 	end := func() {
 		fresh := env.Fresh()
 		r.AddEvidence(ctx, fresh, cluster.Get{Resources: []cluster.Resource{cluster.ResourceClaims}, Namespace: s.Namespace,
 			Columns: "NAME:.metadata.name,DRIVER:.status.allocation.devices.results[*].driver,POOL:.status.allocation.devices.results[*].pool,DEVICE:.status.allocation.devices.results[*].device,RESERVED_FOR:.status.reservedFor[*].name"}, "the claim made from the template, and what was allocated to it")
 		r.AddEvidence(ctx, fresh, cluster.Get{Resources: []cluster.Resource{cluster.Pods}, Namespace: s.Namespace, LabelSelector: DRALabel, Wide: true}, "the pod and the node it is bound to")
-		r.Table = checks.TimelineTable(&w.timeline)
 	}
 	finish := func(st checks.Status, format string, args ...any) (checks.Result, error) {
 		end()
@@ -154,7 +150,7 @@ func (DRAProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, error)
 	done := fmt.Sprintf("the claim %s made from the template was allocated %s, and the pod bound to %s, %s after the pod was created", claim.Name, allocationText(claim), bound, probe.Seconds(env.Now().Sub(w.timeline.T0)))
 
 	// The claim is the pod's: deleting the pod collects it.
-	if err := checks.ProbeDelete(ctx, env, &r, &w.timeline, corev1.SchemeGroupVersion.WithKind("Pod"), draProbeName, "the pod goes; the claim made for it goes with it"); err != nil {
+	if err := p.Delete(ctx, corev1.SchemeGroupVersion.WithKind("Pod"), draProbeName, "the pod goes; the claim made for it goes with it"); err != nil {
 		return finish(checks.Error, "%s; the pod could not be deleted: %v", done, err)
 	}
 	if ok, err := phase(func() bool { return len(w.claims) == 0 }); err != nil {

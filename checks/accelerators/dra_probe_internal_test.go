@@ -79,7 +79,7 @@ func TestDRAProbeObjects(t *testing.T) {
 }
 
 func TestDRAWatchApply(t *testing.T) {
-	w := &draWatch{now: checkstest.FixedNow, claims: map[string]*resourcev1.ResourceClaim{}, said: map[string]bool{}}
+	w := &draWatch{now: checkstest.FixedNow, timeline: &probe.Timeline{}, claims: map[string]*resourcev1.ResourceClaim{}, said: map[string]bool{}}
 	ev := func(tag string, typ watch.EventType, obj runtime.Object) probe.Event {
 		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 		require.NoError(t, err)

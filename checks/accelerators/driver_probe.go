@@ -118,12 +118,8 @@ func (DriverVersionProbe) Run(ctx context.Context, env *checks.Env) (checks.Resu
 		}
 		return fmt.Sprintf("on node %s: a container holding one %s", t.node.Name, t.res)
 	})
-	var refused *checks.CreateError
-	if errors.As(err, &refused) {
-		return checks.CreateFailed(r, refused.Object, refused.Err)
-	}
 	if err != nil {
-		return r, err
+		return checks.Refused(r, err)
 	}
 	st, why := judgeDriver(checks.CommandOutputs(outputs[podDriver+"/"+driverHolder]), t)
 	if st == checks.Error {

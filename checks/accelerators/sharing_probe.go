@@ -139,12 +139,8 @@ func (GPUSharingProbe) Run(ctx context.Context, env *checks.Env) (checks.Result,
 		}
 		return fmt.Sprintf("on node %s: a pod holding one %s (%s)", t.node.Name, t.res, t.how)
 	})
-	var refused *checks.CreateError
-	if errors.As(err, &refused) {
-		return checks.CreateFailed(r, refused.Object, refused.Err)
-	}
 	if err != nil {
-		return r, err
+		return checks.Refused(r, err)
 	}
 	var seen []podSeen
 	for i := range t.pods {

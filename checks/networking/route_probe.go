@@ -295,29 +295,23 @@ func (RouteProbe) Run(ctx context.Context, env *checks.Env) (r checks.Result, _ 
 		r.Finish(checks.Skip, "%s", skip)
 		return r, nil
 	}
-	if _, err := s.EnsureNamespace(ctx); err != nil {
-		return r, err
-	}
-	tl := &probe.Timeline{T0: env.Now()}
-	defer func() { r.Table = checks.TimelineTable(tl) }()
-
 	objs, err := routeObjects(s, parent)
 	if err != nil {
 		return r, err
 	}
-	var first string
+	pr, err := checks.StartProbing(ctx, env, &r)
+	if err != nil {
+		return r, err
+	}
+	defer pr.Stop()
 	for _, o := range objs {
-		created, err := checks.ProbeCreate(ctx, env, &r, tl, o.obj, o.note)
-		if err != nil {
-			return checks.CreateFailed(r, o.obj, err)
-		}
-		if first == "" {
-			first = created.GetResourceVersion()
+		if _, err := pr.Create(ctx, o.obj, o.note); err != nil {
+			return pr.Refused(err)
 		}
 	}
 
 	// The backends Ready, the route accepted, the Gateway programmed.
-	w := &routeWatch{now: env.Now, tl: tl, parent: parent, probeNS: s.Namespace, pods: map[string]*corev1.Pod{}}
+	w := &routeWatch{now: env.Now, tl: &pr.Timeline, parent: parent, probeNS: s.Namespace, pods: map[string]*corev1.Pod{}}
 	sources := []probe.Source{
 		{Tag: "pods", GVR: cluster.Pods.GVR, Namespaced: true, Options: metav1.ListOptions{LabelSelector: RouteLabel}},
 		{Tag: "routes", GVR: routeRes.GVR, Namespaced: true},
@@ -325,12 +319,11 @@ func (RouteProbe) Run(ctx context.Context, env *checks.Env) (r checks.Result, _ 
 	if parent.own {
 		sources = append(sources, probe.Source{Tag: "gateways", GVR: gatewayRes.GVR, Namespaced: true})
 	}
-	events, stop, err := s.WatchAll(ctx, first, sources)
-	if err != nil {
+	if err := pr.Watch(ctx, w.apply, sources...); err != nil {
 		return r, err
 	}
-	ok, err = s.Phase(ctx, events, w.apply, w.ready)
-	stop()
+	ok, err = pr.Phase(ctx, w.ready)
+	pr.EndWatch()
 	if err != nil {
 		return r, err
 	}
@@ -356,18 +349,14 @@ func (RouteProbe) Run(ctx context.Context, env *checks.Env) (r checks.Result, _ 
 		return r, err
 	}
 	target := hostPort(address, port)
-	outputs, err := checks.PrintingPodsOn(ctx, env, &r, tl, RouteLabel+"="+clientRole, []*unstructured.Unstructured{client}, func(pod, container string) string {
+	outputs, err := pr.PrintingPods(ctx, RouteLabel+"="+clientRole, []*unstructured.Unstructured{client}, func(pod, container string) string {
 		if container == "" {
 			return fmt.Sprintf("sends %d requests, then %d with %s: canary, to %s for host %s", splitRequests, headerRequests, routeHeader, target, routeHostname(s.RunID))
 		}
 		return "how many requests each backend answered"
 	})
-	var ce *checks.CreateError
-	if errors.As(err, &ce) {
-		return checks.CreateFailed(r, ce.Object, ce.Err)
-	}
 	if err != nil {
-		return r, err
+		return pr.Refused(err)
 	}
 	st, reason := judgeTraffic(parseTraffic(outputs[clientName+"/probe"]))
 	if st == checks.Error {

@@ -158,30 +158,28 @@ func (c AcceleratorLoadProbe) Run(ctx context.Context, env *checks.Env) (r check
 	grep := cluster.GetRaw{Path: t.path, Grep: "^" + regexp.QuoteMeta(o.metric.Metric) + `\{`}
 	r.AddRawEvidence(ctx, baseEnv, grep, fmt.Sprintf("%s of node %s's accelerators before the load", o.metric.Metric, t.node.Name))
 
-	if _, err := s.EnsureNamespace(ctx); err != nil {
-		return r, err
-	}
-	tl := &probe.Timeline{T0: env.Now()}
-	defer func() { r.Table = checks.TimelineTable(tl) }()
 	seconds := int(min(loadFor, s.Timeout) / time.Second)
 	pod, err := checks.Unstructured(loadPod(cmp.Or(s.LoadImage, spec.Image), t, spec, seconds, s.Timeout), corev1.SchemeGroupVersion.WithKind("Pod"))
 	if err != nil {
 		return r, err
 	}
-	created, err := checks.ProbeCreate(ctx, env, &r, tl, pod, fmt.Sprintf("on node %s: a container holding one %s runs a load for %d s", t.node.Name, t.res, seconds))
-	if err != nil {
-		return checks.CreateFailed(r, pod, err)
-	}
-	lw := &loadWatch{now: env.Now, tl: tl}
-	lw.apply(probe.Event{Event: watch.Event{Type: watch.Added, Object: created}})
-	events, stop, err := s.WatchAll(ctx, created.GetResourceVersion(), []probe.Source{
-		{Tag: "pods", GVR: cluster.Pods.GVR, Namespaced: true, Options: metav1.ListOptions{LabelSelector: LoadLabel}},
-	})
+	pr, err := checks.StartProbing(ctx, env, &r)
 	if err != nil {
 		return r, err
 	}
-	defer stop()
-	ok, err := s.Phase(ctx, events, lw.apply, func() bool { return lw.started() || lw.ended() })
+	defer pr.Stop()
+	created, err := pr.Create(ctx, pod, fmt.Sprintf("on node %s: a container holding one %s runs a load for %d s", t.node.Name, t.res, seconds))
+	if err != nil {
+		return pr.Refused(err)
+	}
+	lw := &loadWatch{now: env.Now, tl: &pr.Timeline}
+	lw.apply(probe.Event{Event: watch.Event{Type: watch.Added, Object: created}})
+	if err := pr.Watch(ctx, lw.apply,
+		probe.Source{Tag: "pods", GVR: cluster.Pods.GVR, Namespaced: true, Options: metav1.ListOptions{LabelSelector: LoadLabel}},
+	); err != nil {
+		return r, err
+	}
+	ok, err := pr.Phase(ctx, func() bool { return lw.started() || lw.ended() })
 	if err != nil {
 		return r, err
 	}
@@ -198,7 +196,7 @@ func (c AcceleratorLoadProbe) Run(ctx context.Context, env *checks.Env) (r check
 
 	// Under the load: reads until a device rises, or the load has ended
 	// and its last collection passed, or the window ends.
-	last := c.watchLoad(ctx, env, s, t, o, lw, events)
+	last := c.watchLoad(ctx, env, s, t, o, lw, pr.Events())
 	if ctx.Err() != nil {
 		return r, ctx.Err()
 	}
@@ -218,7 +216,7 @@ func (c AcceleratorLoadProbe) Run(ctx context.Context, env *checks.Env) (r check
 	// The GPU is free again as soon as the probe has seen what it
 	// needed, not only when the run cleans up; a deletion that fails is
 	// left to that cleanup.
-	_ = checks.ProbeDelete(ctx, env, &r, tl, corev1.SchemeGroupVersion.WithKind("Pod"), podLoad, "the load stopped, its GPU free again")
+	_ = pr.Delete(ctx, corev1.SchemeGroupVersion.WithKind("Pod"), podLoad, "the load stopped, its GPU free again")
 	if o.refused != nil {
 		return r, o.refused
 	}

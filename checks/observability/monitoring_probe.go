@@ -139,39 +139,35 @@ func (c MonitoringProbe) Run(ctx context.Context, env *checks.Env) (r checks.Res
 			r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{res}, AllNamespaces: true}, "the Prometheus objects; "+d.prometheus+" selects PodMonitors the probe's labels match")
 		}
 	}
-	if _, err := s.EnsureNamespace(ctx); err != nil {
-		return r, err
-	}
-	tl := &probe.Timeline{T0: env.Now()}
-	// The timeline is the table, however the probe ends.
-	defer func() { r.Table = checks.TimelineTable(tl) }()
-
-	if d.prometheus != "" {
-		pm := podMonitor(d.monitorLabels)
-		if _, err := checks.ProbeCreate(ctx, env, &r, tl, pm, "Prometheus "+d.prometheus+" selects PodMonitors of these labels in this namespace"); err != nil {
-			return checks.CreateFailed(r, pm, err)
-		}
-	}
 	pod, err := metricsPod(s.ShellImage, s.RunID, d.prometheus == "", s.Timeout)
 	if err != nil {
 		return r, err
 	}
-	created, err := checks.ProbeCreate(ctx, env, &r, tl, pod, "serves aiconform_probe_up{run=\""+s.RunID+"\"} at :8080"+metricsPath)
-	if err != nil {
-		return checks.CreateFailed(r, pod, err)
-	}
-
-	// The pod, until Ready.
-	pw := &metricsPodWatch{now: env.Now, tl: tl}
-	pw.apply(probe.Event{Tag: metricsTag, Event: watch.Event{Type: watch.Added, Object: created}})
-	events, stop, err := s.WatchAll(ctx, created.GetResourceVersion(), []probe.Source{
-		{Tag: metricsTag, GVR: corev1.SchemeGroupVersion.WithResource("pods"), Namespaced: true, Options: metav1.ListOptions{LabelSelector: MetricsLabel}},
-	})
+	pr, err := checks.StartProbing(ctx, env, &r)
 	if err != nil {
 		return r, err
 	}
-	ok, err := s.Phase(ctx, events, pw.apply, pw.settled)
-	stop()
+	defer pr.Stop()
+	if d.prometheus != "" {
+		if _, err := pr.Create(ctx, podMonitor(d.monitorLabels), "Prometheus "+d.prometheus+" selects PodMonitors of these labels in this namespace"); err != nil {
+			return pr.Refused(err)
+		}
+	}
+	created, err := pr.Create(ctx, pod, "serves aiconform_probe_up{run=\""+s.RunID+"\"} at :8080"+metricsPath)
+	if err != nil {
+		return pr.Refused(err)
+	}
+
+	// The pod, until Ready.
+	pw := &metricsPodWatch{now: env.Now, tl: &pr.Timeline}
+	pw.apply(probe.Event{Tag: metricsTag, Event: watch.Event{Type: watch.Added, Object: created}})
+	if err := pr.Watch(ctx, pw.apply,
+		probe.Source{Tag: metricsTag, GVR: corev1.SchemeGroupVersion.WithResource("pods"), Namespaced: true, Options: metav1.ListOptions{LabelSelector: MetricsLabel}},
+	); err != nil {
+		return r, err
+	}
+	ok, err := pr.Phase(ctx, pw.settled)
+	pr.Stop()
 	if err != nil {
 		return r, err
 	}

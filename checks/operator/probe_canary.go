@@ -88,32 +88,26 @@ func (CanaryReconciled) Run(ctx context.Context, env *checks.Env) (checks.Result
 	if err != nil {
 		return r, err
 	}
-	if _, err := s.EnsureNamespace(ctx); err != nil {
-		return r, err
-	}
-
-	canary := p.Probe.CanaryObject().DeepCopy()
-	s.Label(canary, m)
-	ns := s.NamespaceOf(m)
-	cmd, err := probe.CreateCommand(ns, canary, false, false)
+	pr, err := checks.StartProbing(ctx, env, &r)
 	if err != nil {
 		return r, err
 	}
-	created, cerr := s.Create(ctx, m, canary)
-	t0 := env.Now()
-	out := probe.ErrorText("creating", "STDIN", cerr)
-	if cerr == nil {
-		if out, err = probe.CreatedText(canary, false); err != nil {
-			return r, err
-		}
-	}
+	defer pr.Stop()
+
+	canary := p.Probe.CanaryObject().DeepCopy()
+	ns := s.NamespaceOf(m)
 	where := "in the run's own namespace"
 	if ns == "" {
 		where = "cluster-scoped, named after the run"
 	}
-	r.Evidence = append(r.Evidence, checks.Step{Command: cmd, Output: out, CapturedAt: t0.UTC(),
-		Note: fmt.Sprintf("a canary %s, created %s", canary.GetKind(), where)})
-	if cerr != nil {
+	created, err := pr.Create(ctx, canary, fmt.Sprintf("a canary %s, created %s", canary.GetKind(), where))
+	t0 := env.Now()
+	var refused *checks.CreateError
+	if err != nil && !errors.As(err, &refused) {
+		return r, err
+	}
+	if err != nil {
+		cerr := refused.Err
 		st, why := judgeCallError(cerr)
 		if errors.Is(cerr, probe.ErrClosed) || ctx.Err() != nil {
 			return r, cerr
@@ -123,7 +117,7 @@ func (CanaryReconciled) Run(ctx context.Context, env *checks.Env) (checks.Result
 		return r, nil
 	}
 
-	w := &canaryWatch{env: env, k: k, name: canary.GetName(), timeline: probe.Timeline{T0: t0}, children: map[string]bool{}, kinds: map[string]bool{}}
+	w := &canaryWatch{env: env, k: k, name: canary.GetName(), timeline: &pr.Timeline, children: map[string]bool{}, kinds: map[string]bool{}}
 	w.want, w.anyOf = k.ReadyConditions, k.AnyCondition
 	if len(p.Probe.ReadyConditions) > 0 {
 		w.want, w.anyOf = p.Probe.ReadyConditions, false
@@ -139,18 +133,12 @@ func (CanaryReconciled) Run(ctx context.Context, env *checks.Env) (checks.Result
 			}
 		}
 	}
-	w.add("created %s/%s", m.Resource.Resource, canary.GetName())
-	events, stop, err := w.start(ctx, s, m, created.GetResourceVersion(), ns != "")
-	if err != nil {
+	if err := w.start(ctx, pr, m, ns != ""); err != nil {
 		return r, err
 	}
-	defer stop()
-
-	readyCtx, cancel := context.WithTimeout(ctx, s.Timeout)
-	ready := probe.Until(readyCtx, events, w.apply, func() bool { return w.ready || len(w.failed) > 0 })
-	cancel()
-	if ctx.Err() != nil {
-		return r, ctx.Err()
+	ready, err := pr.Phase(ctx, func() bool { return w.ready || len(w.failed) > 0 })
+	if err != nil {
+		return r, err
 	}
 	fresh := env.Fresh()
 	cr := w.cr
@@ -160,13 +148,11 @@ func (CanaryReconciled) Run(ctx context.Context, env *checks.Env) (checks.Result
 	r.AddEvidence(ctx, fresh, cluster.Get{Resources: []cluster.Resource{checks.CRDResource(crd)}, Namespace: ns, Names: []string{cr.GetName()}},
 		"the canary as it stands")
 	if len(w.failed) > 0 {
-		r.Table = w.table()
 		r.Details = w.diagnose(ctx, fresh, ns, r.AddEvidence)
 		r.Finish(checks.Fail, "the canary %s failed %s after creation: %s", canary.GetKind(), probe.Seconds(w.failedAt.Sub(t0)), r.Details[0])
 		return r, nil
 	}
 	if !ready {
-		r.Table = w.table()
 		r.Details = w.diagnose(ctx, fresh, ns, r.AddEvidence)
 		r.Finish(checks.Fail, "the canary %s was not reconciled within %s: %s", canary.GetKind(), s.Timeout, r.Details[0])
 		return r, nil
@@ -182,7 +168,6 @@ func (CanaryReconciled) Run(ctx context.Context, env *checks.Env) (checks.Result
 		}
 	}
 	if problems := judgeCR(cr, *k, fam); len(problems) > 0 {
-		r.Table = w.table()
 		r.Details = problems
 		r.Finish(checks.Fail, "the canary %s reports Ready, but %s", canary.GetKind(), strings.Join(problems, "; "))
 		return r, nil
@@ -205,13 +190,10 @@ func (CanaryReconciled) Run(ctx context.Context, env *checks.Env) (checks.Result
 	}
 	w.deletedAt = env.Now()
 	w.addAt(w.deletedAt, "deleted")
-	gcCtx, cancel := context.WithTimeout(ctx, s.Timeout)
-	collected := probe.Until(gcCtx, events, w.apply, func() bool { return w.gone && len(w.children) == 0 })
-	cancel()
-	if ctx.Err() != nil {
-		return r, ctx.Err()
+	collected, err := pr.Phase(ctx, func() bool { return w.gone && len(w.children) == 0 })
+	if err != nil {
+		return r, err
 	}
-	r.Table = w.table()
 	if len(k.Children) == 0 {
 		return w.childless(ctx, r, collected, crd, cr, canary.GetKind())
 	}
@@ -277,12 +259,12 @@ type canaryWatch struct {
 	kinds    map[string]bool
 
 	readyAt, deletedAt, collectedAt time.Time
-	timeline                        probe.Timeline
+	timeline                        *probe.Timeline
 }
 
 // start watches the canary (by name) and each child kind (by the child
-// label) from the canary's creation on, into one channel.
-func (w *canaryWatch) start(ctx context.Context, s *probe.Session, m *meta.RESTMapping, rv string, namespaced bool) (<-chan probe.Event, func(), error) {
+// label) from the canary's creation on.
+func (w *canaryWatch) start(ctx context.Context, pr *checks.Probing, m *meta.RESTMapping, namespaced bool) error {
 	sources := []probe.Source{{Tag: "", GVR: m.Resource, Namespaced: namespaced, Options: metav1.ListOptions{FieldSelector: "metadata.name=" + w.name}}}
 	for _, kind := range w.childKinds() {
 		if res, ok := w.custom[kind]; ok {
@@ -293,7 +275,7 @@ func (w *canaryWatch) start(ctx context.Context, s *probe.Session, m *meta.RESTM
 		sources = append(sources, probe.Source{Tag: kind, GVR: childResources[kind].GVR, Namespaced: true,
 			Options: metav1.ListOptions{LabelSelector: w.k.ChildLabel + "=" + w.name}})
 	}
-	return s.WatchAll(ctx, rv, sources)
+	return pr.Watch(ctx, w.apply, sources...)
 }
 
 // childKinds are the kinds watched: the profile's, and pods always, since
@@ -408,10 +390,6 @@ func (w *canaryWatch) add(format string, args ...any) {
 
 func (w *canaryWatch) addAt(at time.Time, format string, args ...any) {
 	w.timeline.Add(at, format, args...)
-}
-
-func (w *canaryWatch) table() *checks.Table {
-	return &checks.Table{Header: []string{"EVENT", "AT (UTC)", "SINCE CREATED"}, Rows: w.timeline.Rows}
 }
 
 // ownedByName is true when one of u's owners is called name.

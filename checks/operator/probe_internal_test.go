@@ -160,7 +160,7 @@ func (c *fakeClock) now() time.Time { c.t = c.t.Add(100 * time.Millisecond); ret
 func TestCanaryTimeline(t *testing.T) {
 	clock := &fakeClock{t: time.Date(2027, 1, 2, 3, 4, 5, 0, time.UTC)}
 	k := &checks.ResourceKind{CRD: "widgets.demo.example.com", ReadyConditions: []string{"Ready"}, ChildLabel: "demo/widget", Children: []string{"Deployment", "Service"}}
-	w := &canaryWatch{env: &checks.Env{Now: clock.now}, k: k, name: "w", timeline: probe.Timeline{T0: clock.t}, children: map[string]bool{}, kinds: map[string]bool{}, want: k.ReadyConditions}
+	w := &canaryWatch{env: &checks.Env{Now: clock.now}, k: k, name: "w", timeline: &probe.Timeline{T0: clock.t}, children: map[string]bool{}, kinds: map[string]bool{}, want: k.ReadyConditions}
 	obj := func(name string, status map[string]any) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{Object: map[string]any{}}
 		u.SetName(name)
@@ -196,7 +196,7 @@ func TestCanaryTimeline(t *testing.T) {
 	w.apply(probe.Event{Tag: "Deployment", Event: watch.Event{Type: watch.Deleted, Object: obj("w-predictor", nil)}})
 	assert.False(t, w.collectedAt.IsZero())
 	var names []string
-	for _, row := range w.table().Rows {
+	for _, row := range w.timeline.Rows {
 		names = append(names, row[0])
 	}
 	assert.Equal(t, []string{
@@ -207,7 +207,7 @@ func TestCanaryTimeline(t *testing.T) {
 		"w gone",
 		"children collected",
 	}, names)
-	assert.Equal(t, "+0.4 s", w.table().Rows[3][2], "time since creation, as read when Ready was seen")
+	assert.Equal(t, "+0.4 s", w.timeline.Rows[3][2], "time since the probe began, as read when Ready was seen")
 }
 
 func TestEventCauses(t *testing.T) {
@@ -239,7 +239,7 @@ func TestCanaryJobTimeline(t *testing.T) {
 	k := &trainJobKind
 	jobSets := cluster.Resource{Kind: "JobSet"}
 	newWatch := func() *canaryWatch {
-		return &canaryWatch{env: &checks.Env{Now: clock.now}, k: k, name: "c", timeline: probe.Timeline{T0: clock.t}, children: map[string]bool{}, kinds: map[string]bool{},
+		return &canaryWatch{env: &checks.Env{Now: clock.now}, k: k, name: "c", timeline: &probe.Timeline{T0: clock.t}, children: map[string]bool{}, kinds: map[string]bool{},
 			want: []string{"Complete"}, custom: map[string]cluster.Resource{"jobsets.jobset.x-k8s.io": jobSets}}
 	}
 	obj := func(name, owner string, conds ...map[string]any) *unstructured.Unstructured {
@@ -289,7 +289,7 @@ func TestCanaryJobTimeline(t *testing.T) {
 func TestCanaryQueueTimeline(t *testing.T) {
 	clock := &fakeClock{t: time.Date(2027, 1, 2, 3, 4, 5, 0, time.UTC)}
 	k := &checks.ResourceKind{CRD: "clusterqueues.kueue.x-k8s.io", ReadyConditions: []string{"Active"}}
-	w := &canaryWatch{env: &checks.Env{Now: clock.now}, k: k, name: "q", timeline: probe.Timeline{T0: clock.t}, children: map[string]bool{}, kinds: map[string]bool{}, want: k.ReadyConditions}
+	w := &canaryWatch{env: &checks.Env{Now: clock.now}, k: k, name: "q", timeline: &probe.Timeline{T0: clock.t}, children: map[string]bool{}, kinds: map[string]bool{}, want: k.ReadyConditions}
 	assert.Empty(t, w.childKinds(), "no pods are watched for a queue")
 	q := func(active string, deleting bool) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{Object: map[string]any{}}

@@ -57,7 +57,7 @@ func (GangProbe) Meta() checks.Meta {
 type gangWatch struct {
 	now      func() time.Time
 	t0       time.Time
-	timeline probe.Timeline
+	timeline *probe.Timeline
 	// pods are the gangs' pods by name, with the gang each belongs to.
 	pods  map[string]string
 	bound map[string]map[string]bool // gang -> pod -> bound
@@ -72,8 +72,7 @@ type gangWatch struct {
 }
 
 // Run implements checks.Check.
-func (GangProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, error) {
-	var r checks.Result
+func (GangProbe) Run(ctx context.Context, env *checks.Env) (r checks.Result, _ error) {
 	s, p := env.Probe, env.Profile
 	if p.Gang == nil || p.Gang.Probe == nil {
 		r.Finish(checks.Skip, "the %s profile has no gang probe: for %s, gang_scheduling rests on the read-only evidence (gangs-admitted)", p.Name, p.Title)
@@ -92,62 +91,44 @@ func (GangProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, error
 	if err != nil {
 		return r, fmt.Errorf("cannot probe: %w", err)
 	}
-	if _, err := s.EnsureNamespace(ctx); err != nil {
+	pr, err := checks.StartProbing(ctx, env, &r)
+	if err != nil {
 		return r, err
 	}
-	w := &gangWatch{now: env.Now, t0: env.Now(), pods: map[string]string{}, said: map[string]bool{}, last: map[string]string{},
+	defer pr.Stop()
+	w := &gangWatch{now: env.Now, t0: pr.Timeline.T0, timeline: &pr.Timeline, pods: map[string]string{}, said: map[string]bool{}, last: map[string]string{},
 		bound:  map[string]map[string]bool{"fits": {}, "exceeds": {}},
 		owners: map[string]string{fits.GetName(): "fits", exceeds.GetName(): "exceeds"},
 		named:  recordNames(p.Gang.Workloads.Pods, fits, exceeds), workloads: &p.Gang.Workloads}
-	w.timeline.T0 = w.t0
 
-	create := func(obj *unstructured.Unstructured, note string) (*unstructured.Unstructured, error) {
-		return checks.ProbeCreate(ctx, env, &r, &w.timeline, obj, note)
-	}
 	// The watches start at the first object the probe made: a setup
 	// object can be a gang's own record (a PodGroup), whose first status
 	// its controller may write before the gangs exist.
-	from := ""
 	for _, obj := range setup {
-		made, err := create(obj, gp.SetupNote())
-		if err != nil {
-			return checks.CreateFailed(r, obj, err)
-		}
-		if from == "" {
-			from = made.GetResourceVersion()
+		if _, err := pr.Create(ctx, obj, gp.SetupNote()); err != nil {
+			return pr.Refused(err)
 		}
 	}
-	first, err := create(fits, fmt.Sprintf("a gang of %d pods %s", gp.Fits.Pods, gp.FitsSays()))
-	if err != nil {
-		return checks.CreateFailed(r, fits, err)
+	if _, err := pr.Create(ctx, fits, fmt.Sprintf("a gang of %d pods %s", gp.Fits.Pods, gp.FitsSays())); err != nil {
+		return pr.Refused(err)
 	}
-	if from == "" {
-		from = first.GetResourceVersion()
-	}
-	events, stop, err := w.start(ctx, s, workloads, from)
-	if err != nil {
+	if err := w.start(ctx, pr, workloads); err != nil {
 		return r, err
 	}
-	defer stop()
-	if _, err := create(exceeds, fmt.Sprintf("a gang of %d pods, %s", gp.Exceeds.Pods, gp.ExceedsSays())); err != nil {
-		return checks.CreateFailed(r, exceeds, err)
+	if _, err := pr.Create(ctx, exceeds, fmt.Sprintf("a gang of %d pods, %s", gp.Exceeds.Pods, gp.ExceedsSays())); err != nil {
+		return pr.Refused(err)
 	}
 
-	fitCtx, cancel := context.WithTimeout(ctx, s.Timeout)
-	whole := probe.Until(fitCtx, events, w.apply, func() bool { return len(w.bound["fits"]) >= gp.Fits.Pods || len(w.bound["exceeds"]) > 0 })
-	cancel()
-	if ctx.Err() != nil {
-		return r, ctx.Err()
+	whole, err := pr.Phase(ctx, func() bool { return len(w.bound["fits"]) >= gp.Fits.Pods || len(w.bound["exceeds"]) > 0 })
+	if err != nil {
+		return r, err
 	}
 	fitsAt := env.Now()
 	if whole && len(w.bound["exceeds"]) == 0 {
 		w.timeline.Add(fitsAt, "every pod of the fitting gang bound")
 		window := min(gangWindow, s.Timeout)
-		winCtx, cancel := context.WithTimeout(ctx, window)
-		probe.Until(winCtx, events, w.apply, func() bool { return len(w.bound["exceeds"]) > 0 })
-		cancel()
-		if ctx.Err() != nil {
-			return r, ctx.Err()
+		if _, err := pr.Until(ctx, window, func() bool { return len(w.bound["exceeds"]) > 0 }); err != nil {
+			return r, err
 		}
 		if len(w.bound["exceeds"]) == 0 {
 			w.timeline.Add(env.Now(), "window of %s over: no pod of the exceeding gang bound", window)
@@ -159,7 +140,6 @@ func (GangProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, error
 	r.AddEvidence(ctx, fresh, cluster.Get{Resources: []cluster.Resource{workloads}, Namespace: s.Namespace}, "the solution's record of each gang")
 	r.AddEvidence(ctx, fresh, cluster.Get{Resources: []cluster.Resource{cluster.Pods}, Namespace: s.Namespace, LabelSelector: checks.GangLabel, Wide: true, LabelColumns: []string{checks.GangLabel}},
 		"the gangs' pods and the nodes they are bound to")
-	r.Table = checks.TimelineTable(&w.timeline)
 
 	fitN, exN := len(w.bound["fits"]), len(w.bound["exceeds"])
 	switch {
@@ -188,12 +168,12 @@ func (GangProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, error
 const podsTag, recordsTag = "pods", "records"
 
 // start watches the gangs' pods (by the gang label) and the workload
-// records of the run's namespace from rv on, into one channel.
-func (w *gangWatch) start(ctx context.Context, s *probe.Session, workloads cluster.Resource, rv string) (<-chan probe.Event, func(), error) {
-	return s.WatchAll(ctx, rv, []probe.Source{
-		{Tag: podsTag, GVR: cluster.Pods.GVR, Namespaced: true, Options: metav1.ListOptions{LabelSelector: checks.GangLabel}},
-		{Tag: recordsTag, GVR: workloads.GVR, Namespaced: true},
-	})
+// records of the run's namespace.
+func (w *gangWatch) start(ctx context.Context, pr *checks.Probing, workloads cluster.Resource) error {
+	return pr.Watch(ctx, w.apply,
+		probe.Source{Tag: podsTag, GVR: cluster.Pods.GVR, Namespaced: true, Options: metav1.ListOptions{LabelSelector: checks.GangLabel}},
+		probe.Source{Tag: recordsTag, GVR: workloads.GVR, Namespaced: true},
+	)
 }
 
 func (w *gangWatch) apply(e probe.Event) {

@@ -16,7 +16,7 @@ import (
 func TestGangWatchApply(t *testing.T) {
 	t0 := time.Date(2027, 1, 2, 3, 4, 5, 0, time.UTC)
 	now := t0
-	w := &gangWatch{now: func() time.Time { return now }, t0: t0, timeline: probe.Timeline{T0: t0},
+	w := &gangWatch{now: func() time.Time { return now }, t0: t0, timeline: &probe.Timeline{T0: t0},
 		pods: map[string]string{}, said: map[string]bool{}, last: map[string]string{},
 		bound:  map[string]map[string]bool{"fits": {}, "exceeds": {}},
 		owners: map[string]string{"gang-fits": "fits", "gang-exceeds": "exceeds"}}
@@ -74,7 +74,7 @@ func TestGangWatchApplyPhases(t *testing.T) {
 	workloads := &checks.GangWorkloads{CRD: "podgroups.scheduling.x-k8s.io", PodCounts: "spec.minMember",
 		Phase: &checks.GangPhase{Field: "status.phase", Admitted: []string{"Running"}, Waiting: []string{"Pending"}},
 		Pods:  checks.GangPods{Label: "scheduling.x-k8s.io/pod-group"}}
-	w := &gangWatch{now: func() time.Time { return now }, t0: t0, timeline: probe.Timeline{T0: t0},
+	w := &gangWatch{now: func() time.Time { return now }, t0: t0, timeline: &probe.Timeline{T0: t0},
 		pods: map[string]string{}, said: map[string]bool{}, last: map[string]string{},
 		bound:  map[string]map[string]bool{"fits": {}, "exceeds": {}},
 		owners: map[string]string{"gang-fits": "fits", "gang-exceeds": "exceeds"},

@@ -134,7 +134,7 @@ func (m hpaMetric) key() string { return string(m.source) + " " + m.String() }
 // hpaWatch follows the probe's pods and HPA.
 type hpaWatch struct {
 	now      func() time.Time
-	timeline probe.Timeline
+	timeline *probe.Timeline
 	bound    map[string]string // live pod -> node ("" while pending)
 	pending  string            // the scheduler's last word on a pending pod
 	desired  int32
@@ -144,8 +144,7 @@ type hpaWatch struct {
 }
 
 // Run implements checks.Check.
-func (c HPAProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, error) {
-	var r checks.Result
+func (c HPAProbe) Run(ctx context.Context, env *checks.Env) (r checks.Result, _ error) {
 	s := env.Probe
 	if s == nil {
 		r.Finish(checks.Skip, "probes are off: --probe scales a Deployment of accelerator pods from one to two and back with an HPA on an external or custom metric")
@@ -168,9 +167,11 @@ func (c HPAProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, erro
 		r.Finish(checks.Skip, "neither %s nor %s is served and Available (%s): the probe has no metric to scale on but CPU and memory, which the requirement does not count", customMetricsGroup, externalMetricsGroup, strings.Join(served.missing, "; "))
 		return r, nil
 	}
-	if _, err := s.EnsureNamespace(ctx); err != nil {
+	pr, err := checks.StartProbing(ctx, env, &r)
+	if err != nil {
 		return r, err
 	}
+	defer pr.Stop()
 	var chosen *hpaMetric
 	var none []string // why each API gave no metric
 	if served.external {
@@ -199,32 +200,27 @@ func (c HPAProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, erro
 		return r, nil
 	}
 
-	w := &hpaWatch{now: env.Now, bound: map[string]string{}, conds: map[string]string{}}
-	w.timeline.T0 = env.Now()
+	w := &hpaWatch{now: env.Now, timeline: &pr.Timeline, bound: map[string]string{}, conds: map[string]string{}}
 	dep, err := hpaDeployment(s.Image, acc)
 	if err != nil {
 		return r, err
 	}
-	first, err := checks.ProbeCreate(ctx, env, &r, &w.timeline, dep, fmt.Sprintf("one pod requesting one %s", acc))
-	if err != nil {
-		return checks.CreateFailed(r, dep, err)
+	if _, err := pr.Create(ctx, dep, fmt.Sprintf("one pod requesting one %s", acc)); err != nil {
+		return pr.Refused(err)
 	}
-	events, stop, err := s.WatchAll(ctx, first.GetResourceVersion(), []probe.Source{
-		{Tag: podsTag, GVR: cluster.Pods.GVR, Namespaced: true, Options: metav1.ListOptions{LabelSelector: HPALabel}},
-		{Tag: hpaTag, GVR: cluster.HorizontalPodAutoscalers.GVR, Namespaced: true},
-	})
-	if err != nil {
+	if err := pr.Watch(ctx, w.apply,
+		probe.Source{Tag: podsTag, GVR: cluster.Pods.GVR, Namespaced: true, Options: metav1.ListOptions{LabelSelector: HPALabel}},
+		probe.Source{Tag: hpaTag, GVR: cluster.HorizontalPodAutoscalers.GVR, Namespaced: true},
+	); err != nil {
 		return r, err
 	}
-	defer stop()
-	phase := func(done func() bool) (bool, error) { return s.Phase(ctx, events, w.apply, done) }
+	phase := func(done func() bool) (bool, error) { return pr.Phase(ctx, done) }
 	// end adds what the probe left behind and what it saw; every outcome
 	// past the Deployment's creation keeps them, a judgement or not.
 	end := func() {
 		fresh := env.Fresh()
 		r.AddEvidence(ctx, fresh, cluster.Get{Resources: []cluster.Resource{cluster.HorizontalPodAutoscalers}, Namespace: s.Namespace}, "the probe's HPA")
 		r.AddEvidence(ctx, fresh, cluster.Get{Resources: []cluster.Resource{cluster.Pods}, Namespace: s.Namespace, LabelSelector: HPALabel, Wide: true}, "its pods and the nodes they are bound to")
-		r.Table = checks.TimelineTable(&w.timeline)
 	}
 	finish := func(st checks.Status, format string, args ...any) (checks.Result, error) {
 		end()
@@ -242,7 +238,7 @@ func (c HPAProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, erro
 		return cannotJudge("the probe's pod requesting one %s was not bound within %s (%s)", acc, s.Timeout, w.pendingWhy())
 	}
 	if chosen == nil {
-		m, err := c.customMetric(ctx, env, &r, w, events, served.custom, candidates)
+		m, err := c.customMetric(ctx, env, &r, w, pr.Events(), served.custom, candidates)
 		if err != nil {
 			end()
 			return r, err
@@ -263,8 +259,8 @@ func (c HPAProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, erro
 		return r, err
 	}
 	t0 := env.Now()
-	if _, err := checks.ProbeCreate(ctx, env, &r, &w.timeline, hpa, fmt.Sprintf("an HPA on %s with a target of %s per pod, a tenth of its value: it must scale up", chosen.label(), up)); err != nil {
-		return checks.CreateFailed(r, hpa, err)
+	if _, err := pr.Create(ctx, hpa, fmt.Sprintf("an HPA on %s with a target of %s per pod, a tenth of its value: it must scale up", chosen.label(), up)); err != nil {
+		return pr.Refused(err)
 	}
 	if ok, err := phase(func() bool { return w.desired >= 2 && w.boundPods() >= 2 }); err != nil {
 		return r, err

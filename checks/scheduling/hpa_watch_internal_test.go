@@ -26,7 +26,7 @@ func event(t *testing.T, tag string, typ watch.EventType, obj runtime.Object) pr
 }
 
 func TestHPAWatchApply(t *testing.T) {
-	w := &hpaWatch{now: checkstest.FixedNow, bound: map[string]string{}, conds: map[string]string{}}
+	w := &hpaWatch{now: checkstest.FixedNow, timeline: &probe.Timeline{}, bound: map[string]string{}, conds: map[string]string{}}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p1"}}
 	w.apply(event(t, podsTag, watch.Added, pod))
 	assert.Equal(t, 0, w.boundPods())

@@ -6,6 +6,7 @@ import (
 
 	"github.com/aiconform/aiconform/checks/checkstest"
 	"github.com/aiconform/aiconform/checks/hardware"
+	"github.com/aiconform/aiconform/probe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -78,7 +79,7 @@ func TestScaleUpPod(t *testing.T) {
 // the scheduler's.
 func TestScaleUpWatchApply(t *testing.T) {
 	t0 := checkstest.FixedNow()
-	w := &scaleUpWatch{now: checkstest.FixedNow, known: map[string]bool{"gpu-1": true}, added: map[string]*corev1.Node{}, addedAt: map[string]time.Time{}, removed: map[string]bool{},
+	w := &scaleUpWatch{now: checkstest.FixedNow, timeline: &probe.Timeline{}, known: map[string]bool{"gpu-1": true}, added: map[string]*corev1.Node{}, addedAt: map[string]time.Time{}, removed: map[string]bool{},
 		pods: map[string]*corev1.Pod{}, want: 2, claims: map[string]string{}, said: map[string]bool{}, since: t0}
 	w.timeline.T0 = t0
 	pod := func(name, node string, phase corev1.PodPhase) *corev1.Pod {

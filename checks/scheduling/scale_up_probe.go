@@ -109,7 +109,7 @@ func planScaleUp(res corev1.ResourceName, perNode int64, nodes []hardware.FreeNo
 // scaleUpWatch follows the probe's pods, the nodes and the autoscaler.
 type scaleUpWatch struct {
 	now      func() time.Time
-	timeline probe.Timeline
+	timeline *probe.Timeline
 	known    map[string]bool // nodes before the probe
 	added    map[string]*corev1.Node
 	addedAt  map[string]time.Time // when the watch saw each added node
@@ -126,8 +126,7 @@ type scaleUpWatch struct {
 }
 
 // Run implements checks.Check.
-func (ScaleUpProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, error) {
-	var r checks.Result
+func (ScaleUpProbe) Run(ctx context.Context, env *checks.Env) (r checks.Result, _ error) {
 	s := env.Probe
 	switch {
 	case s == nil:
@@ -160,28 +159,26 @@ func (ScaleUpProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, er
 	if group != "" {
 		r.Details = append(r.Details, fmt.Sprintf("the accelerator and a new node's count of it are those of %s", group))
 	}
-	if _, err := s.EnsureNamespace(ctx); err != nil {
+	pr, err := checks.StartProbing(ctx, env, &r)
+	if err != nil {
 		return r, err
 	}
-
-	w := &scaleUpWatch{now: env.Now, known: map[string]bool{}, added: map[string]*corev1.Node{}, addedAt: map[string]time.Time{}, removed: map[string]bool{},
+	defer pr.Stop()
+	w := &scaleUpWatch{now: env.Now, timeline: &pr.Timeline, known: map[string]bool{}, added: map[string]*corev1.Node{}, addedAt: map[string]time.Time{}, removed: map[string]bool{},
 		pods: map[string]*corev1.Pod{}, want: plan.pods, claims: map[string]string{}, said: map[string]bool{}}
 	for _, n := range a.nodes {
 		w.known[n.Name] = true
 	}
-	w.timeline.T0 = env.Now()
-	var rv string
 	for i := range plan.pods {
 		pod, err := scaleUpPod(scaleUpPodPrefix+fmt.Sprint(i), s.Image, plan, s.Timeout)
 		if err != nil {
 			return r, err
 		}
-		created, err := checks.ProbeCreate(ctx, env, &r, &w.timeline, pod, plan.why)
+		created, err := pr.Create(ctx, pod, plan.why)
 		if err != nil {
-			return checks.CreateFailed(r, pod, err)
+			return pr.Refused(err)
 		}
-		if rv == "" {
-			rv = created.GetResourceVersion()
+		if i == 0 {
 			w.since = created.GetCreationTimestamp().Time
 		}
 	}
@@ -197,12 +194,10 @@ func (ScaleUpProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, er
 		}
 		sources = append(sources, probe.Source{Tag: nodeClaimsTag, GVR: claims.GVR})
 	}
-	events, stop, err := s.WatchAll(ctx, rv, sources)
-	if err != nil {
+	if err := pr.Watch(ctx, w.apply, sources...); err != nil {
 		return r, err
 	}
-	defer stop()
-	phase := func(done func() bool) (bool, error) { return s.Phase(ctx, events, w.apply, done) }
+	phase := func(done func() bool) (bool, error) { return pr.Phase(ctx, done) }
 	end := func() {
 		fresh := env.Fresh()
 		r.AddEvidence(ctx, fresh, cluster.Get{Resources: []cluster.Resource{cluster.Pods}, Namespace: s.Namespace, LabelSelector: ScaleUpLabel, Wide: true}, "the probe's pods and the nodes they are bound to")
@@ -210,7 +205,6 @@ func (ScaleUpProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, er
 		if names := w.addedNames(); len(names) > 0 {
 			r.AddEvidence(ctx, fresh, cluster.Get{Resources: []cluster.Resource{cluster.Nodes}, Names: names, LabelColumns: a.data.NodeGroupLabels}, "the nodes the autoscaler added (NotFound once removed)")
 		}
-		r.Table = checks.TimelineTable(&w.timeline)
 	}
 	finish := func(st checks.Status, format string, args ...any) (checks.Result, error) {
 		end()
@@ -237,7 +231,7 @@ func (ScaleUpProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, er
 	upAfter := w.addedAt[node.Name].Sub(w.timeline.T0)
 	by := addedBy(node, a.data)
 	for _, p := range w.podNames() {
-		if err := checks.ProbeDelete(ctx, env, &r, &w.timeline, corev1.SchemeGroupVersion.WithKind("Pod"), p, "the probe's pods go; the node added for them is then empty"); err != nil {
+		if err := pr.Delete(ctx, corev1.SchemeGroupVersion.WithKind("Pod"), p, "the probe's pods go; the node added for them is then empty"); err != nil {
 			return finish(checks.Error, "the probe's pod %s could not be deleted: %v", p, err)
 		}
 	}

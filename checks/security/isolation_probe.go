@@ -2,7 +2,6 @@ package security
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -106,12 +105,8 @@ func (DeviceIsolationProbe) Run(ctx context.Context, env *checks.Env) (checks.Re
 		pods = append(pods, pod)
 	}
 	outputs, err := checks.PrintingPods(ctx, env, &r, DevicesLabel, pods, func(pod, container string) string { return devicesNote(pod, container, plan) })
-	var refused *checks.CreateError
-	if errors.As(err, &refused) {
-		return checks.CreateFailed(r, refused.Object, refused.Err)
-	}
 	if err != nil {
-		return r, err
+		return checks.Refused(r, err)
 	}
 	views := map[string]deviceView{}
 	for key, out := range outputs {

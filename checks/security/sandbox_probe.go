@@ -2,7 +2,6 @@ package security
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -98,12 +97,8 @@ func (SandboxProbe) Run(ctx context.Context, env *checks.Env) (checks.Result, er
 		}
 		return fmt.Sprintf("on node %s, beside it, as any pod runs", node.Name)
 	})
-	var refused *checks.CreateError
-	if errors.As(err, &refused) {
-		return checks.CreateFailed(r, refused.Object, refused.Err)
-	}
 	if err != nil {
-		return r, err
+		return checks.Refused(r, err)
 	}
 	st, why := judgeKernels(parseKernel(outputs[podSandboxed+"/probe"]), parseKernel(outputs[podBeside+"/probe"]))
 	r.Finish(st, "on node %s, in RuntimeClass %s (%s): %s", node.Name, pick.class.Name, pick.sandbox, why)
