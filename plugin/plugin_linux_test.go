@@ -153,24 +153,42 @@ func started(t *testing.T, ctx context.Context, spec Spec) (pluginPid, childPid 
 		res, _ := New(spec, Conn{}).Run(ctx, &checks.Env{Now: time.Now})
 		results <- res
 	}()
-	pids := make(chan [2]int, 1)
+	// The pids the fake wrote, or nil once the FIFO has no writer left
+	// without them.
+	pids := make(chan *[2]int, 1)
 	go func() {
-		f, err := os.Open(fifo) // blocks until the fake opens it
+		f, err := os.Open(fifo) // blocks until a writer opens it
 		if err != nil {
+			pids <- nil
 			return
 		}
 		defer f.Close()
 		var p [2]int
-		if _, err := fmt.Fscan(bufio.NewReader(f), &p[0], &p[1]); err == nil {
-			pids <- p
+		if _, err := fmt.Fscan(bufio.NewReader(f), &p[0], &p[1]); err != nil {
+			pids <- nil
+			return
 		}
+		pids <- &p
 	}()
 	select {
 	case p := <-pids:
-		return p[0], p[1], results, true
+		if p != nil {
+			return p[0], p[1], results, true
+		}
+		return 0, 0, results, false
 	case res := <-results:
+		// A plugin that started and ended at once (one that answers and
+		// leaves a child behind) may end before the reader above has read
+		// what it wrote, which the pipe keeps. Opening the FIFO as a writer
+		// of our own, and closing it, lets the reader end either way.
+		if w, err := os.OpenFile(fifo, os.O_WRONLY|unix.O_NONBLOCK, 0); err == nil {
+			_ = w.Close()
+		}
 		ended := make(chan checks.Result, 1)
 		ended <- res
+		if p := <-pids; p != nil {
+			return p[0], p[1], ended, true
+		}
 		return 0, 0, ended, false
 	}
 }
