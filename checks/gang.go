@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/aiconform/aiconform/checks/kube"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
@@ -123,11 +124,11 @@ func (w *GangWorkloads) State(u *unstructured.Unstructured) (GangState, string) 
 		}
 		return GangOther, said
 	}
-	cs := Conditions(u)
-	if c, ok := FindCondition(cs, w.FinishedCondition); ok && c.Status == "True" {
+	cs := kube.Conditions(u)
+	if c, ok := kube.FindCondition(cs, w.FinishedCondition); ok && c.Status == "True" {
 		return GangFinished, w.FinishedCondition + "=True"
 	}
-	if c, ok := FindCondition(cs, w.AdmittedCondition); ok && c.Status == "True" {
+	if c, ok := kube.FindCondition(cs, w.AdmittedCondition); ok && c.Status == "True" {
 		return GangAdmitted, w.AdmittedCondition + "=True"
 	}
 	return GangWaiting, w.AdmittedCondition + " not True"

@@ -11,6 +11,7 @@ import (
 
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/checks/hardware"
+	"github.com/aiconform/aiconform/checks/kube"
 	"github.com/aiconform/aiconform/cluster"
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -45,7 +46,7 @@ func draServed(ctx context.Context, env *checks.Env, r *checks.Result) (ok bool,
 			others = append(others, version)
 			continue
 		}
-		if c, found := checks.FindCondition(checks.Conditions(s), "Available"); !found || c.Status != "True" {
+		if c, found := kube.FindCondition(kube.Conditions(s), "Available"); !found || c.Status != "True" {
 			return false, fmt.Sprintf("%s/%s is registered but not Available (%s %s)", draGroup, draVersion, c.Reason, c.Message), nil
 		}
 		return true, "", nil

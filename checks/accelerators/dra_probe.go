@@ -10,6 +10,7 @@ import (
 
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/checks/hardware"
+	"github.com/aiconform/aiconform/checks/kube"
 	"github.com/aiconform/aiconform/cluster"
 	"github.com/aiconform/aiconform/probe"
 	corev1 "k8s.io/api/core/v1"
@@ -184,7 +185,7 @@ func draProbeClass(ctx context.Context, env *checks.Env) (class, driver string, 
 	}
 	ready := map[string]*corev1.Node{}
 	for _, n := range nodes {
-		if st, _ := checks.NodeReady(n); st == corev1.ConditionTrue && !n.Spec.Unschedulable {
+		if st, _ := kube.NodeReady(n); st == corev1.ConditionTrue && !n.Spec.Unschedulable {
 			ready[n.Name] = n
 		}
 	}

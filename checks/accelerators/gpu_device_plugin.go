@@ -10,6 +10,7 @@ import (
 
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/checks/hardware"
+	"github.com/aiconform/aiconform/checks/kube"
 	"github.com/aiconform/aiconform/cluster"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -294,7 +295,7 @@ func (GPUDevicePlugin) Run(ctx context.Context, env *checks.Env) (checks.Result,
 			var ready, notReady []*corev1.Pod
 			for _, s := range candidates {
 				for _, p := range s.byNode[n.Name] {
-					if p.Status.Phase == corev1.PodRunning && checks.PodReady(p) {
+					if p.Status.Phase == corev1.PodRunning && kube.PodReady(p) {
 						ready = append(ready, p)
 					} else {
 						notReady = append(notReady, p)
@@ -310,7 +311,7 @@ func (GPUDevicePlugin) Run(ctx context.Context, env *checks.Env) (checks.Result,
 				table.Rows = append(table.Rows, []string{n.Name, resNames, ready[0].Namespace + "/" + ready[0].Name, "True"})
 			case len(notReady) > 0:
 				p := notReady[0]
-				why, _ := checks.PodHealth(p, now)
+				why, _ := kube.PodHealth(p, now)
 				fails = append(fails, fmt.Sprintf("node %s: device plugin pod %s/%s for %s is not Running and Ready (%s)", n.Name, p.Namespace, p.Name, resNames, strings.Join(why, "; ")))
 				table.Rows = append(table.Rows, []string{n.Name, resNames, p.Namespace + "/" + p.Name, "False"})
 				nodeFails++
@@ -512,11 +513,11 @@ func clusterPolicies(ctx context.Context, env *checks.Env, r *checks.Result) (st
 	if err != nil {
 		return "", []string{fmt.Sprintf("cannot tell whether the NVIDIA GPU Operator is installed: %v", err)}
 	}
-	crd := checks.FindCRD(crds, clusterPolicyCRD)
+	crd := kube.FindCRD(crds, clusterPolicyCRD)
 	if crd == nil {
 		return "", nil
 	}
-	res := checks.CRDResource(crd)
+	res := kube.CRDResource(crd)
 	get := cluster.Get{Resources: []cluster.Resource{res}}
 	r.AddEvidence(ctx, env, get, "")
 	cps, err := checks.List[*unstructured.Unstructured](ctx, env, get.Queries()[0])

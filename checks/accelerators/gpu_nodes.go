@@ -8,6 +8,7 @@ import (
 
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/checks/hardware"
+	"github.com/aiconform/aiconform/checks/kube"
 	"github.com/aiconform/aiconform/cluster"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -89,7 +90,7 @@ func (GPUAllocatable) Run(ctx context.Context, env *checks.Env) (checks.Result, 
 	for _, g := range gpus {
 		n := g.node
 		healthy := g.err == nil
-		ready, msg := checks.NodeReady(n)
+		ready, msg := kube.NodeReady(n)
 		if ready != corev1.ConditionTrue {
 			fails = append(fails, fmt.Sprintf("node %s is not Ready (Ready=%s: %s)", n.Name, ready, msg))
 			healthy = false

@@ -13,6 +13,7 @@ import (
 
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/checks/hardware"
+	"github.com/aiconform/aiconform/checks/kube"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -166,7 +167,7 @@ func planSharing(ctx context.Context, env *checks.Env, r *checks.Result) (shareT
 	var offers []shareOffer
 	var draOnly []string
 	for _, ln := range ns {
-		if ready, _ := checks.NodeReady(ln.node); ready != corev1.ConditionTrue {
+		if ready, _ := kube.NodeReady(ln.node); ready != corev1.ConditionTrue {
 			continue
 		}
 		o := shareOffers(ln)

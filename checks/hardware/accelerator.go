@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/kube"
 	"github.com/aiconform/aiconform/cluster"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -114,7 +115,7 @@ func FreeAccelerators(ctx context.Context, env *checks.Env, nodes []*corev1.Node
 	var names []string
 	for _, n := range nodes {
 		alloc := n.Status.Allocatable[res]
-		if ready, _ := checks.NodeReady(n); ready == corev1.ConditionTrue && !n.Spec.Unschedulable && alloc.Value() > 0 && ToleratedBy(n, res) {
+		if ready, _ := kube.NodeReady(n); ready == corev1.ConditionTrue && !n.Spec.Unschedulable && alloc.Value() > 0 && ToleratedBy(n, res) {
 			names = append(names, n.Name)
 		}
 	}
@@ -184,7 +185,7 @@ func PickAcceleratorNode(ctx context.Context, env *checks.Env, want func(corev1.
 	}
 	offered := map[corev1.ResourceName]bool{}
 	for _, n := range nodes {
-		if ready, _ := checks.NodeReady(n); ready == corev1.ConditionTrue {
+		if ready, _ := kube.NodeReady(n); ready == corev1.ConditionTrue {
 			for res := range AcceleratorResources(n) {
 				if want == nil || want(res) {
 					offered[res] = true

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/kube"
 	"github.com/aiconform/aiconform/cluster"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -307,8 +308,8 @@ func readWorkloads(ctx context.Context, env *checks.Env, crds []*apiextensionsv1
 			template: s.Spec.Template.Labels, owners: ownerUIDs(s.OwnerReferences),
 			desired: int64(desiredOf(s.Spec.Replicas)), ready: int64(s.Status.ReadyReplicas)})
 	}
-	if crd := checks.FindCRD(crds, lwsCRD); crd != nil {
-		res := checks.CRDResource(crd)
+	if crd := kube.FindCRD(crds, lwsCRD); crd != nil {
+		res := kube.CRDResource(crd)
 		sets, err := checks.List[*unstructured.Unstructured](ctx, env, cluster.Query{Resource: res})
 		if err != nil {
 			return nil, err
@@ -434,11 +435,11 @@ func (data disaggData) resourceStacks(ctx context.Context, env *checks.Env, crds
 	var stacks []*servingStack
 	owned := map[types.UID]*servingStack{}
 	for _, rs := range data.Resources {
-		crd := checks.FindCRD(crds, rs.CRD)
+		crd := kube.FindCRD(crds, rs.CRD)
 		if crd == nil {
 			continue
 		}
-		objs, err := checks.List[*unstructured.Unstructured](ctx, env, cluster.Query{Resource: checks.CRDResource(crd)})
+		objs, err := checks.List[*unstructured.Unstructured](ctx, env, cluster.Query{Resource: kube.CRDResource(crd)})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -469,7 +470,7 @@ func (p resourcePhase) component(o *unstructured.Unstructured) (component, bool)
 	if known {
 		reps = checks.Plural(int(n), "replica")
 	}
-	cond, ok := checks.FindCondition(checks.Conditions(o), p.Condition)
+	cond, ok := kube.FindCondition(kube.Conditions(o), p.Condition)
 	state := p.Condition + " not reported"
 	if ok {
 		state = strings.TrimSpace(fmt.Sprintf("%s %s %s", p.Condition, cond.Status, cond.Reason))
@@ -491,10 +492,10 @@ type fronts struct {
 func readFronts(ctx context.Context, env *checks.Env, crds []*apiextensionsv1.CustomResourceDefinition) (fronts, error) {
 	var f fronts
 	var err error
-	if crd := checks.FindCRD(crds, inferencePoolCRD); crd != nil && slices.ContainsFunc(crd.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool {
+	if crd := kube.FindCRD(crds, inferencePoolCRD); crd != nil && slices.ContainsFunc(crd.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool {
 		return v.Name == poolVersion && v.Served
 	}) {
-		res := checks.CRDResource(crd)
+		res := kube.CRDResource(crd)
 		res.GVR.Version = poolVersion
 		if f.pools, err = checks.List[*unstructured.Unstructured](ctx, env, cluster.Query{Resource: res}); err != nil {
 			return f, err
@@ -554,9 +555,9 @@ func (f fronts) describe(s *servingStack) string {
 				name := str(m, "name")
 				switch kind := cmpOr(str(m, "kind"), "Service"); {
 				case kind == "InferencePool" && slices.Contains(pools, name):
-					out = append(out, fmt.Sprintf("HTTPRoute %s -> InferencePool %s/%s", checks.ObjectName(rt), s.namespace, name))
+					out = append(out, fmt.Sprintf("HTTPRoute %s -> InferencePool %s/%s", kube.ObjectName(rt), s.namespace, name))
 				case kind == "Service" && str(m, "group") == "" && slices.Contains(services, name):
-					out = append(out, fmt.Sprintf("HTTPRoute %s -> Service %s/%s", checks.ObjectName(rt), s.namespace, name))
+					out = append(out, fmt.Sprintf("HTTPRoute %s -> Service %s/%s", kube.ObjectName(rt), s.namespace, name))
 				}
 			}
 		}
@@ -602,7 +603,7 @@ func addStackEvidence(ctx context.Context, env *checks.Env, r *checks.Result, da
 	}
 	for _, s := range stacks {
 		if s.crd != "" {
-			add(step{res: checks.CRDResource(checks.FindCRD(crds, s.crd)), namespace: s.namespace, kind: s.kind, crd: s.crd}, s.name)
+			add(step{res: kube.CRDResource(kube.FindCRD(crds, s.crd)), namespace: s.namespace, kind: s.kind, crd: s.crd}, s.name)
 		}
 		for _, w := range s.members {
 			add(step{res: w.res, namespace: w.namespace, kind: s.kind}, w.name)

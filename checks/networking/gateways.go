@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/kube"
 	"github.com/aiconform/aiconform/cluster"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -81,7 +82,7 @@ func (GatewaysProgrammed) Run(ctx context.Context, env *checks.Env) (checks.Resu
 			continue
 		}
 		used[class] = true
-		name := checks.ObjectName(g)
+		name := kube.ObjectName(g)
 		if ok, why := condition(statusConditions(g), "Programmed", g.GetGeneration()); !ok {
 			unprogrammed = append(unprogrammed, fmt.Sprintf("Gateway %s (class %s): %s", name, class, why))
 			continue

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/kube"
 	"github.com/aiconform/aiconform/cluster"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -77,7 +78,7 @@ func servedAt(c *apiextensionsv1.CustomResourceDefinition, name, version string)
 	if !established {
 		return cluster.Resource{}, name + " is not Established"
 	}
-	r := checks.CRDResource(c)
+	r := kube.CRDResource(c)
 	if version == "" {
 		if r.GVR.Version == "" {
 			return cluster.Resource{}, name + " serves no version"
@@ -113,7 +114,7 @@ func (a inferenceAPI) pools(ctx context.Context, env *checks.Env) (objs []*unstr
 	}
 	objs, err = checks.List[*unstructured.Unstructured](ctx, env, cluster.Query{Resource: res})
 	slices.SortFunc(objs, func(x, y *unstructured.Unstructured) int {
-		return strings.Compare(checks.ObjectName(x), checks.ObjectName(y))
+		return strings.Compare(kube.ObjectName(x), kube.ObjectName(y))
 	})
 	return objs, res, true, err
 }

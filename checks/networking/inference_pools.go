@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/kube"
 	"github.com/aiconform/aiconform/cluster"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -99,7 +100,7 @@ func (InferencePoolsReady) Run(ctx context.Context, env *checks.Env) (checks.Res
 			return r, err
 		}
 		if len(problems) > 0 {
-			unusable = append(unusable, fmt.Sprintf("InferencePool %s: %s", checks.ObjectName(p), strings.Join(problems, "; ")))
+			unusable = append(unusable, fmt.Sprintf("InferencePool %s: %s", kube.ObjectName(p), strings.Join(problems, "; ")))
 		} else {
 			usable = append(usable, line)
 		}
@@ -145,7 +146,7 @@ func judgePool(ctx context.Context, env *checks.Env, r *checks.Result, p *unstru
 	default:
 		problems = append(problems, "no gateway accepts it: "+strings.Join(rejected, "; "))
 	}
-	line := fmt.Sprintf("InferencePool %s (%s; %s; accepted by %s)", checks.ObjectName(p), picker, servers, strings.Join(accepted, ", "))
+	line := fmt.Sprintf("InferencePool %s (%s; %s; accepted by %s)", kube.ObjectName(p), picker, servers, strings.Join(accepted, ", "))
 	return line, problems, nil
 }
 
@@ -180,7 +181,7 @@ func endpointPicker(ctx context.Context, env *checks.Env, r *checks.Result, p *u
 	}
 	get := cluster.Get{Resources: []cluster.Resource{cluster.EndpointSlices}, Namespace: p.GetNamespace(),
 		LabelSelector: discoveryv1.LabelServiceName + "=" + name}
-	r.AddEvidence(ctx, env, get, "the endpoint picker of InferencePool "+checks.ObjectName(p))
+	r.AddEvidence(ctx, env, get, "the endpoint picker of InferencePool "+kube.ObjectName(p))
 	eps, err := checks.List[*discoveryv1.EndpointSlice](ctx, env, get.Queries()[0])
 	if err != nil {
 		return "", "", err
@@ -241,7 +242,7 @@ func (w *poolWorkloads) modelServers(ctx context.Context, env *checks.Env, r *ch
 	sel := labels.SelectorFromSet(match)
 	ns := p.GetNamespace()
 	get := cluster.Get{Resources: []cluster.Resource{cluster.Pods}, Namespace: ns, LabelSelector: sel.String()}
-	r.AddEvidence(ctx, env, get, "the model servers of InferencePool "+checks.ObjectName(p))
+	r.AddEvidence(ctx, env, get, "the model servers of InferencePool "+kube.ObjectName(p))
 	var ready, want int32
 	var owners []string
 	for _, d := range w.deployments {
@@ -268,7 +269,7 @@ func (w *poolWorkloads) modelServers(ctx context.Context, env *checks.Env, r *ch
 				continue
 			}
 			want++
-			if checks.PodReady(pod) {
+			if kube.PodReady(pod) {
 				ready++
 			}
 		}

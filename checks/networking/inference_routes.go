@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/kube"
 	"github.com/aiconform/aiconform/cluster"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -78,12 +79,12 @@ func (InferenceRoutesAccepted) Run(ctx context.Context, env *checks.Env) (checks
 	if poolsOK {
 		r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{poolRes}, AllNamespaces: true}, "")
 		for _, p := range pools {
-			exists[checks.ObjectName(p)] = true
+			exists[kube.ObjectName(p)] = true
 		}
 	}
 	var shown, partial, broken []string
 	for _, rt := range ordered {
-		name := checks.ObjectName(rt)
+		name := kube.ObjectName(rt)
 		var missing []string
 		for _, p := range toPools[rt] {
 			if !exists[p] {

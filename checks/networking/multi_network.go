@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/kube"
 	"github.com/aiconform/aiconform/cluster"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -64,7 +65,7 @@ func (MultiNetwork) Run(ctx context.Context, env *checks.Env) (checks.Result, er
 		return r, err
 	}
 	var found, missing []string
-	attachments, why, err := readAttachments(ctx, env, &r, checks.FindCRD(crds, attachmentsCRD))
+	attachments, why, err := readAttachments(ctx, env, &r, kube.FindCRD(crds, attachmentsCRD))
 	if err != nil {
 		return r, err
 	}
@@ -73,7 +74,7 @@ func (MultiNetwork) Run(ctx context.Context, env *checks.Env) (checks.Result, er
 	} else {
 		missing = append(missing, why)
 	}
-	networks, why, err := readGKENetworks(ctx, env, &r, checks.FindCRD(crds, gkeNetworksCRD))
+	networks, why, err := readGKENetworks(ctx, env, &r, kube.FindCRD(crds, gkeNetworksCRD))
 	if err != nil {
 		return r, err
 	}
@@ -116,7 +117,7 @@ func readAttachments(ctx context.Context, env *checks.Env, r *checks.Result, crd
 	if crd == nil {
 		return "", "no NetworkAttachmentDefinition CRD (" + attachmentsCRD + "): Multus is not installed", nil
 	}
-	res := checks.CRDResource(crd)
+	res := kube.CRDResource(crd)
 	r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{res}, AllNamespaces: true}, "the secondary networks Multus attaches pods to")
 	objs, err := checks.List[*unstructured.Unstructured](ctx, env, cluster.Query{Resource: res})
 	if err != nil {
@@ -186,7 +187,7 @@ func readGKENetworks(ctx context.Context, env *checks.Env, r *checks.Result, crd
 	if crd == nil {
 		return "", "no GKE Network CRD (" + gkeNetworksCRD + ")", nil
 	}
-	res := checks.CRDResource(crd)
+	res := kube.CRDResource(crd)
 	r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{res}}, "GKE multi-networking's networks")
 	objs, err := checks.List[*unstructured.Unstructured](ctx, env, cluster.Query{Resource: res})
 	if err != nil {

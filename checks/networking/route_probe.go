@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/kube"
 	"github.com/aiconform/aiconform/cluster"
 	"github.com/aiconform/aiconform/probe"
 	corev1 "k8s.io/api/core/v1"
@@ -165,7 +166,7 @@ func planRoute(classes, gateways []*unstructured.Unstructured, nsLabels labels.S
 	}
 	gateways = slices.Clone(gateways)
 	slices.SortFunc(gateways, func(a, b *unstructured.Unstructured) int {
-		return strings.Compare(checks.ObjectName(a), checks.ObjectName(b))
+		return strings.Compare(kube.ObjectName(a), kube.ObjectName(b))
 	})
 	// portOf is the port of the first HTTP listener of a programmed
 	// Gateway of each class: one the implementation is known to serve.
@@ -563,7 +564,7 @@ func (w *routeWatch) apply(e probe.Event) {
 		if w.readyPods == nil {
 			w.readyPods = map[string]bool{}
 		}
-		if !w.readyPods[p.Name] && checks.PodReady(&p) {
+		if !w.readyPods[p.Name] && kube.PodReady(&p) {
 			w.readyPods[p.Name] = true
 			w.tl.Add(w.now(), "pod %s Ready on %s (%s)", p.Name, p.Spec.NodeName, p.Status.PodIP)
 		}

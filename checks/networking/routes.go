@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/kube"
 	"github.com/aiconform/aiconform/cluster"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -62,7 +63,7 @@ func (HTTPRoutesAccepted) Run(ctx context.Context, env *checks.Env) (checks.Resu
 	// the requirement names, not shown at work.
 	var shown, plain, rejected, rejectedManaged []string
 	for _, rt := range routes {
-		name := checks.ObjectName(rt)
+		name := kube.ObjectName(rt)
 		by, why := acceptedBy(rt)
 		if by == "" {
 			rejected = append(rejected, fmt.Sprintf("HTTPRoute %s: %s", name, why))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/checks/hardware"
+	"github.com/aiconform/aiconform/checks/kube"
 	"github.com/aiconform/aiconform/cluster"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -194,7 +195,7 @@ func (nm *nodeMetrics) find(pods []*corev1.Pod, owners map[types.UID]*exporter) 
 		return
 	}
 	nm.want = acceleratorCount(nm.node, nm.exporter)
-	if nm.pod.Status.Phase != corev1.PodRunning || !checks.PodReady(nm.pod) {
+	if nm.pod.Status.Phase != corev1.PodRunning || !kube.PodReady(nm.pod) {
 		nm.problem = fmt.Sprintf("exporter pod %s/%s is %s, not Ready", nm.pod.Namespace, nm.pod.Name, nm.pod.Status.Phase)
 		return
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/kube"
 	"github.com/aiconform/aiconform/cluster"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -284,7 +285,7 @@ func (data monitoringData) find(ctx context.Context, env *checks.Env) (monitorin
 	for _, sys := range data.Systems {
 		found := false
 		for _, name := range sys.CRDs {
-			if checks.FindCRD(crds, name) != nil {
+			if kube.FindCRD(crds, name) != nil {
 				m.crds = append(m.crds, name)
 				found = true
 			}
@@ -303,8 +304,8 @@ func (data monitoringData) find(ctx context.Context, env *checks.Env) (monitorin
 			}
 		}
 	}
-	if crd := checks.FindCRD(crds, prometheusOperatorCRD); crd != nil {
-		m.prometheuses, err = checks.List[*unstructured.Unstructured](ctx, env, cluster.Query{Resource: checks.CRDResource(crd)})
+	if crd := kube.FindCRD(crds, prometheusOperatorCRD); crd != nil {
+		m.prometheuses, err = checks.List[*unstructured.Unstructured](ctx, env, cluster.Query{Resource: kube.CRDResource(crd)})
 		if err != nil {
 			return m, err
 		}
@@ -317,11 +318,11 @@ func (data monitoringData) find(ctx context.Context, env *checks.Env) (monitorin
 			continue
 		}
 		for _, k := range sys.Instances {
-			crd := checks.FindCRD(crds, k.CRD)
+			crd := kube.FindCRD(crds, k.CRD)
 			if crd == nil {
 				continue
 			}
-			res := checks.CRDResource(crd)
+			res := kube.CRDResource(crd)
 			objs, err := checks.List[*unstructured.Unstructured](ctx, env, cluster.Query{Resource: res})
 			if err != nil {
 				return m, err
@@ -331,11 +332,11 @@ func (data monitoringData) find(ctx context.Context, env *checks.Env) (monitorin
 			}
 		}
 		for _, k := range sys.Scrapes {
-			crd := checks.FindCRD(crds, k.CRD)
+			crd := kube.FindCRD(crds, k.CRD)
 			if crd == nil {
 				continue
 			}
-			res := checks.CRDResource(crd)
+			res := kube.CRDResource(crd)
 			if m.kindNames == nil {
 				m.kindNames = map[string]string{}
 			}
@@ -458,15 +459,15 @@ func (m monitoring) listeningLocally(s server) string {
 		if !local {
 			return ""
 		}
-		names = append(names, checks.ObjectName(p))
+		names = append(names, kube.ObjectName(p))
 	}
 	return strings.Join(names, ", ")
 }
 
 // prometheusState says whether the Prometheus Operator runs a Prometheus:
 // its Available condition ("" when the operator wrote none yet).
-func prometheusState(p *unstructured.Unstructured) (checks.Condition, bool) {
-	return checks.FindCondition(checks.Conditions(p), "Available")
+func prometheusState(p *unstructured.Unstructured) (kube.Condition, bool) {
+	return kube.FindCondition(kube.Conditions(p), "Available")
 }
 
 // refused says whether err is the cluster refusing the reader: the check

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/kube"
 	"github.com/aiconform/aiconform/cluster"
 	"github.com/aiconform/aiconform/probe"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
@@ -208,7 +209,7 @@ func pickDiscoverer(data monitoringData, m monitoring, s *probe.Session) (discov
 	nsLabels := labels.Set{probe.RunLabel: s.RunID, corev1.LabelMetadataName: s.Namespace}
 	var refusals []string
 	for _, p := range m.prometheuses {
-		name := checks.ObjectName(p)
+		name := kube.ObjectName(p)
 		if c, ok := prometheusState(p); !ok || c.Status != "True" {
 			refusals = append(refusals, fmt.Sprintf("Prometheus %s is not Available", name))
 			continue
@@ -407,7 +408,7 @@ func (w *metricsPodWatch) apply(e probe.Event) {
 		w.bound = true
 		w.tl.Add(w.now(), "pod %s bound to %s", p.Name, p.Spec.NodeName)
 	}
-	if w.readyAt.IsZero() && checks.PodReady(&p) {
+	if w.readyAt.IsZero() && kube.PodReady(&p) {
 		w.readyAt = w.now()
 		for _, c := range p.Status.Conditions {
 			if c.Type == corev1.PodReady {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/kube"
 	"github.com/aiconform/aiconform/cluster"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
@@ -77,7 +78,7 @@ type configState struct {
 }
 
 // name is Kind namespace/name.
-func (c configState) name() string { return c.res.Kind + " " + checks.ObjectName(c.obj) }
+func (c configState) name() string { return c.res.Kind + " " + kube.ObjectName(c.obj) }
 
 // selects says whether it selects anything.
 func (c configState) selects() bool { return c.every || len(c.selected) > 0 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/kube"
 	"github.com/aiconform/aiconform/cluster"
 )
 
@@ -52,17 +53,17 @@ func (MonitoringSystem) Run(ctx context.Context, env *checks.Env) (checks.Result
 		c, ok := prometheusState(p)
 		switch {
 		case ok && c.Status == "True":
-			available = append(available, checks.ObjectName(p))
+			available = append(available, kube.ObjectName(p))
 		case !ok:
-			unavailable = append(unavailable, fmt.Sprintf("Prometheus %s has no Available condition yet", checks.ObjectName(p)))
+			unavailable = append(unavailable, fmt.Sprintf("Prometheus %s has no Available condition yet", kube.ObjectName(p)))
 		default:
-			unavailable = append(unavailable, fmt.Sprintf("Prometheus %s is Available=%s: %s %s", checks.ObjectName(p), c.Status, c.Reason, c.Message))
+			unavailable = append(unavailable, fmt.Sprintf("Prometheus %s is Available=%s: %s %s", kube.ObjectName(p), c.Status, c.Reason, c.Message))
 		}
 	}
 	// Collector objects their operator says are not in effect.
 	for _, in := range m.instances {
 		if why := in.kind.State.failed(in.obj); why != "" {
-			unavailable = append(unavailable, fmt.Sprintf("%s %s is %s", in.res.Kind, checks.ObjectName(in.obj), why))
+			unavailable = append(unavailable, fmt.Sprintf("%s %s is %s", in.res.Kind, kube.ObjectName(in.obj), why))
 		}
 	}
 	// Collectors: whether one runs, and those that do not run whole.

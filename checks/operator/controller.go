@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/kube"
 	"github.com/aiconform/aiconform/cluster"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -96,10 +97,10 @@ func (ControllerReady) Run(ctx context.Context, env *checks.Env) (checks.Result,
 	now := env.Now()
 	var history []string
 	for _, p := range pods {
-		f, w := checks.PodHealth(p, now)
+		f, w := kube.PodHealth(p, now)
 		fails = append(fails, f...)
 		warns = append(warns, w...)
-		history = append(history, checks.RestartHistory(p, now)...)
+		history = append(history, kube.RestartHistory(p, now)...)
 	}
 	r.Details = append(append(append(fails, warns...), history...), others...)
 	switch {

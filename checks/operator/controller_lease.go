@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/kube"
 	"github.com/aiconform/aiconform/cluster"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -144,17 +145,17 @@ func (ControllerLease) Run(ctx context.Context, env *checks.Env) (checks.Result,
 	}
 	if !renewed.Add(duration).After(now) {
 		fails = append(fails, fmt.Sprintf("Lease %s is stale: last renewed at %s by %s, %s before judging, with a lease duration of %s: the leader stopped renewing",
-			id, renewed.UTC().Format(time.RFC3339), holder, checks.Age(since), duration))
+			id, renewed.UTC().Format(time.RFC3339), holder, kube.Age(since), duration))
 	}
 	r.Details = fails
 	if len(fails) > 0 {
 		r.Finish(checks.Fail, "%s", strings.Join(fails, "; "))
 		return r, nil
 	}
-	ago := checks.Age(since) + " before judging"
+	ago := kube.Age(since) + " before judging"
 	if since < 0 {
 		// The leader's clock runs ahead of the one judging: still fresh.
-		ago = checks.Age(-since) + " after the time of judging (clocks differ)"
+		ago = kube.Age(-since) + " after the time of judging (clocks differ)"
 	}
 	r.Finish(checks.Pass, "Lease %s held by controller pod %s (holder %s), renewed %s, within its %s lease duration", id, leader.Name, holder, ago, duration)
 	return r, nil

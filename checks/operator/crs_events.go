@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/kube"
 	"github.com/aiconform/aiconform/cluster"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -83,7 +84,7 @@ func (CRsEvents) Run(ctx context.Context, env *checks.Env) (checks.Result, error
 	kinds := map[schema.GroupKind]bool{}
 	var names []string
 	for _, k := range p.Resources {
-		crd := checks.FindCRD(crds, k.CRD)
+		crd := kube.FindCRD(crds, k.CRD)
 		if crd == nil {
 			continue // crds-established and crs-reconciled say so
 		}
@@ -178,7 +179,7 @@ func (CRsEvents) Run(ctx context.Context, env *checks.Env) (checks.Result, error
 		total += g.count
 		objects[g.object] = true
 		r.Details = append(r.Details, fmt.Sprintf("%s: %s ×%d, last seen %s before judging: %s",
-			g.object, g.reason, g.count, checks.Age(max(now.Sub(g.last), 0)), shorten(g.message, maxEventMessage)))
+			g.object, g.reason, g.count, kube.Age(max(now.Sub(g.last), 0)), shorten(g.message, maxEventMessage)))
 	}
 	shown := r.Details
 	more := ""

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/kube"
 	"github.com/aiconform/aiconform/cluster"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -70,13 +71,13 @@ func (CRsReconciled) Run(ctx context.Context, env *checks.Env) (checks.Result, e
 	var shown int
 	total := 0
 	for _, k := range p.Resources {
-		crd := checks.FindCRD(crds, k.CRD)
+		crd := kube.FindCRD(crds, k.CRD)
 		if crd == nil {
 			missing = append(missing, k.CRD)
 			r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.CRDs}, Names: []string{k.CRD}}, "")
 			continue
 		}
-		t := crTarget{kind: k, res: checks.CRDResource(crd)}
+		t := crTarget{kind: k, res: kube.CRDResource(crd)}
 		get := cluster.Get{Resources: []cluster.Resource{t.res}, AllNamespaces: t.res.Namespaced}
 		r.AddEvidence(ctx, env, get, "")
 		listed, err := checks.List[*unstructured.Unstructured](ctx, env, get.Queries()[0])
@@ -86,7 +87,7 @@ func (CRsReconciled) Run(ctx context.Context, env *checks.Env) (checks.Result, e
 		var crs []*unstructured.Unstructured
 		for _, cr := range listed {
 			if run, ok := checks.ProbeRun(cr.GetLabels(), cr.GetNamespace()); ok {
-				probes = append(probes, fmt.Sprintf("%s %s (probe run %s)", crd.Spec.Names.Kind, checks.ObjectName(cr), run))
+				probes = append(probes, fmt.Sprintf("%s %s (probe run %s)", crd.Spec.Names.Kind, kube.ObjectName(cr), run))
 				continue
 			}
 			crs = append(crs, cr)
@@ -107,7 +108,7 @@ func (CRsReconciled) Run(ctx context.Context, env *checks.Env) (checks.Result, e
 		}
 		sort.SliceStable(js, func(i, j int) bool { return len(js[i].problems) > 0 && len(js[j].problems) == 0 })
 		for _, j := range js {
-			id := fmt.Sprintf("%s %s", crd.Spec.Names.Kind, checks.ObjectName(j.cr))
+			id := fmt.Sprintf("%s %s", crd.Spec.Names.Kind, kube.ObjectName(j.cr))
 			if len(j.problems) > 0 {
 				fails = append(fails, id+": "+strings.Join(j.problems, ", "))
 			} else {
@@ -166,9 +167,9 @@ func customChildrenEvidence(ctx context.Context, r *checks.Result, env *checks.E
 		for _, o := range d.custom[child] {
 			names = append(names, o.GetName())
 		}
-		note := fmt.Sprintf("the %s objects %s owns", res.Kind, checks.ObjectName(cr))
+		note := fmt.Sprintf("the %s objects %s owns", res.Kind, kube.ObjectName(cr))
 		if len(names) == 0 {
-			note = fmt.Sprintf("%s owns no %s: those of its namespace, with their owners", checks.ObjectName(cr), res.Kind)
+			note = fmt.Sprintf("%s owns no %s: those of its namespace, with their owners", kube.ObjectName(cr), res.Kind)
 		}
 		r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{res}, Namespace: cr.GetNamespace(), Names: names, Columns: ownerColumns}, note)
 	}
@@ -383,10 +384,10 @@ func objects[T metav1.Object](src []T) []metav1.Object {
 
 // trueConditions are those of the types that are True, as
 // "Type=True Reason: message".
-func trueConditions(conds []checks.Condition, types []string) []string {
+func trueConditions(conds []kube.Condition, types []string) []string {
 	var out []string
 	for _, t := range types {
-		if c, ok := checks.FindCondition(conds, t); ok && c.Status == string(metav1.ConditionTrue) {
+		if c, ok := kube.FindCondition(conds, t); ok && c.Status == string(metav1.ConditionTrue) {
 			s := strings.TrimSpace(fmt.Sprintf("%s=True %s", c.Type, c.Reason))
 			if c.Message != "" {
 				s += ": " + shorten(c.Message, maxEventMessage)
@@ -400,14 +401,14 @@ func trueConditions(conds []checks.Condition, types []string) []string {
 // judgeCR lists what keeps cr from counting as reconciled.
 func judgeCR(cr *unstructured.Unstructured, k checks.ResourceKind, f family) []string {
 	var problems []string
-	conds := checks.Conditions(cr)
+	conds := kube.Conditions(cr)
 	if failed := trueConditions(conds, k.FailedConditions); len(failed) > 0 {
 		problems = append(problems, strings.Join(failed, ", "))
 	}
 	idle := len(trueConditions(conds, k.IdleConditions)) > 0
 	var ok, notOK []string
 	for _, t := range k.ReadyConditions {
-		c, found := checks.FindCondition(conds, t)
+		c, found := kube.FindCondition(conds, t)
 		switch {
 		case !found:
 			notOK = append(notOK, t+" absent")
@@ -469,7 +470,7 @@ func judgeCR(cr *unstructured.Unstructured, k checks.ResourceKind, f family) []s
 	}
 	ready := 0
 	for _, p := range d.pods {
-		if p.Status.Phase == corev1.PodRunning && checks.PodReady(p) {
+		if p.Status.Phase == corev1.PodRunning && kube.PodReady(p) {
 			ready++
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/kube"
 	"github.com/aiconform/aiconform/cluster"
 	"github.com/aiconform/aiconform/probe"
 	corev1 "k8s.io/api/core/v1"
@@ -145,7 +146,7 @@ func (CanaryReconciled) Run(ctx context.Context, env *checks.Env) (checks.Result
 	if cr == nil {
 		cr = created
 	}
-	r.AddEvidence(ctx, fresh, cluster.Get{Resources: []cluster.Resource{checks.CRDResource(crd)}, Namespace: ns, Names: []string{cr.GetName()}},
+	r.AddEvidence(ctx, fresh, cluster.Get{Resources: []cluster.Resource{kube.CRDResource(crd)}, Namespace: ns, Names: []string{cr.GetName()}},
 		"the canary as it stands")
 	if len(w.failed) > 0 {
 		r.Details = w.diagnose(ctx, fresh, ns, r.AddEvidence)
@@ -216,7 +217,7 @@ func (w *canaryWatch) childless(ctx context.Context, r checks.Result, gone bool,
 	s := w.env.Probe
 	if !gone {
 		after := w.env.Fresh()
-		r.AddEvidence(ctx, after, cluster.Get{Resources: []cluster.Resource{checks.CRDResource(crd)}, Namespace: cr.GetNamespace(), Names: []string{cr.GetName()}},
+		r.AddEvidence(ctx, after, cluster.Get{Resources: []cluster.Resource{kube.CRDResource(crd)}, Namespace: cr.GetNamespace(), Names: []string{cr.GetName()}},
 			"the canary, still there after its deletion")
 		why := "nothing removed it"
 		if len(w.heldBy) > 0 {
@@ -327,7 +328,7 @@ func (w *canaryWatch) apply(e probe.Event) {
 			}
 			w.addAt(w.readyAt, "Ready (%s)", what)
 		}
-		if failed := trueConditions(checks.Conditions(u), w.k.FailedConditions); len(failed) > 0 && len(w.failed) == 0 {
+		if failed := trueConditions(kube.Conditions(u), w.k.FailedConditions); len(failed) > 0 && len(w.failed) == 0 {
 			w.failed, w.failedAt = failed, w.env.Now()
 			w.addAt(w.failedAt, "failed (%s)", strings.Join(failed, ", "))
 		}
@@ -405,10 +406,10 @@ func ownedByName(u *unstructured.Unstructured, name string) bool {
 // conditionsMet is the Ready half of judgeCR, read from a watch event:
 // every condition of want True, or with anyOf one of them.
 func conditionsMet(cr *unstructured.Unstructured, want []string, anyOf bool) bool {
-	conds := checks.Conditions(cr)
+	conds := kube.Conditions(cr)
 	n := 0
 	for _, t := range want {
-		if c, ok := checks.FindCondition(conds, t); ok && c.Status == string(metav1.ConditionTrue) {
+		if c, ok := kube.FindCondition(conds, t); ok && c.Status == string(metav1.ConditionTrue) {
 			n++
 		}
 	}
@@ -489,8 +490,8 @@ var noRuntimeRE = regexp.MustCompile(`(?i)no ?supporting ?runtime|runtime ?not ?
 // with their reasons, naming a missing serving runtime where that is the
 // reason.
 func conditionCauses(cr *unstructured.Unstructured, k checks.ResourceKind) []string {
-	out := trueConditions(checks.Conditions(cr), k.FailedConditions)
-	for _, c := range checks.Conditions(cr) {
+	out := trueConditions(kube.Conditions(cr), k.FailedConditions)
+	for _, c := range kube.Conditions(cr) {
 		if c.Status == string(metav1.ConditionTrue) {
 			continue
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/kube"
 	"github.com/aiconform/aiconform/cluster"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -285,7 +286,7 @@ func caBundleHealth(bundle []byte, now time.Time) (fails, warns []string) {
 		case left <= 0:
 			fails = append(fails, fmt.Sprintf("CA %q expired at %s", c.Subject.CommonName, exp))
 		case left < certWarning:
-			warns = append(warns, fmt.Sprintf("CA %q expires at %s, in %s", c.Subject.CommonName, exp, checks.Age(left)))
+			warns = append(warns, fmt.Sprintf("CA %q expires at %s, in %s", c.Subject.CommonName, exp, kube.Age(left)))
 		}
 	}
 	return fails, warns

@@ -13,6 +13,7 @@ import (
 
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/checks/hardware"
+	"github.com/aiconform/aiconform/checks/kube"
 	"github.com/aiconform/aiconform/cluster"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -261,7 +262,7 @@ func detect(ctx context.Context, env *checks.Env, r *checks.Result) (*autoscaler
 	}
 	// objects lists a kind's objects, leaving out a probe's.
 	objects := func(crd *apiextensionsv1.CustomResourceDefinition, note string) ([]*unstructured.Unstructured, error) {
-		res := checks.CRDResource(crd)
+		res := kube.CRDResource(crd)
 		r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{res}, AllNamespaces: res.Namespaced}, note)
 		objs, err := checks.List[*unstructured.Unstructured](ctx, env, cluster.Query{Resource: res})
 		if err != nil {
@@ -275,7 +276,7 @@ func detect(ctx context.Context, env *checks.Env, r *checks.Result) (*autoscaler
 		}
 		return out, nil
 	}
-	pools, claims := checks.FindCRD(crds, d.Karpenter.NodePools), checks.FindCRD(crds, d.Karpenter.NodeClaims)
+	pools, claims := kube.FindCRD(crds, d.Karpenter.NodePools), kube.FindCRD(crds, d.Karpenter.NodeClaims)
 	if pools == nil || claims == nil {
 		r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.CRDs}, Names: []string{d.Karpenter.NodePools, d.Karpenter.NodeClaims}}, "Karpenter's API")
 	} else {
@@ -324,17 +325,17 @@ func detect(ctx context.Context, env *checks.Env, r *checks.Result) (*autoscaler
 	var absent []string
 	for i := range d.NodeGroupKinds {
 		kind := &d.NodeGroupKinds[i]
-		crd := checks.FindCRD(crds, kind.CRD)
+		crd := kube.FindCRD(crds, kind.CRD)
 		if crd == nil {
 			absent = append(absent, kind.CRD)
 			continue
 		}
-		k := &kindState{kind: kind, res: checks.CRDResource(crd), needs: map[string]int{}}
+		k := &kindState{kind: kind, res: kube.CRDResource(crd), needs: map[string]int{}}
 		if k.objs, err = objects(crd, kind.Name+"'s node groups"); err != nil {
 			return nil, err
 		}
 		for _, need := range kind.Needs {
-			if c := checks.FindCRD(crds, need); c != nil {
+			if c := kube.FindCRD(crds, need); c != nil {
 				objs, err := objects(c, "")
 				if err != nil {
 					return nil, err
@@ -343,14 +344,14 @@ func detect(ctx context.Context, env *checks.Env, r *checks.Result) (*autoscaler
 			}
 		}
 		if s := kind.SizedBy; s != nil {
-			if c := checks.FindCRD(crds, s.CRD); c != nil {
+			if c := kube.FindCRD(crds, s.CRD); c != nil {
 				if k.sizers, err = objects(c, "what bounds them"); err != nil {
 					return nil, err
 				}
 			}
 		}
 		if m := kind.Nodes.Members; m != nil && len(k.objs) > 0 {
-			if c := checks.FindCRD(crds, m.CRD); c != nil {
+			if c := kube.FindCRD(crds, m.CRD); c != nil {
 				if k.members, err = objects(c, "their machines and the nodes they made"); err != nil {
 					return nil, err
 				}
@@ -413,7 +414,7 @@ func detectSome(ctx context.Context, env *checks.Env, r *checks.Result) (*autosc
 // itself running and healthy, else what is wrong.
 func (c *caState) caHealth(now time.Time) string {
 	if at, err := time.Parse("2006-01-02 15:04:05.999999999 -0700 MST", c.cm.Annotations[caUpdatedAnnotation]); err == nil && now.Sub(at) > caStaleAfter {
-		return fmt.Sprintf("its status was last written %s ago (%s): cluster-autoscaler is not running", checks.Age(now.Sub(at)), at.UTC().Format(time.RFC3339))
+		return fmt.Sprintf("its status was last written %s ago (%s): cluster-autoscaler is not running", kube.Age(now.Sub(at)), at.UTC().Format(time.RFC3339))
 	}
 	if c.status == nil {
 		m := caTextHealth.FindStringSubmatch(c.cm.Data["status"])

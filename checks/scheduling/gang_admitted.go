@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/kube"
 	"github.com/aiconform/aiconform/cluster"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -124,7 +125,7 @@ func (GangsAdmitted) Run(ctx context.Context, env *checks.Env) (checks.Result, e
 		return r, nil
 	}
 	r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{res}, AllNamespaces: true}, "")
-	sort.Slice(gangs, func(i, j int) bool { return checks.ObjectName(gangs[i].u) < checks.ObjectName(gangs[j].u) })
+	sort.Slice(gangs, func(i, j int) bool { return kube.ObjectName(gangs[i].u) < kube.ObjectName(gangs[j].u) })
 	skipped := 0
 	if len(gangs) > maxGangs {
 		skipped = len(gangs) - maxGangs
@@ -143,7 +144,7 @@ func (GangsAdmitted) Run(ctx context.Context, env *checks.Env) (checks.Result, e
 				bound++
 			}
 		}
-		name := checks.ObjectName(gg.u)
+		name := kube.ObjectName(gg.u)
 		switch {
 		case !gg.admitted && bound > 0 && w.Phase != nil && int64(bound) >= gg.want:
 			// A phase is the solution's count of the gang's pods: one that
@@ -238,7 +239,7 @@ func gangWaits(w *checks.GangWorkloads, gg gang) string {
 
 // conditionTrue is true when u's condition t is True.
 func conditionTrue(u *unstructured.Unstructured, t string) bool {
-	c, ok := checks.FindCondition(checks.Conditions(u), t)
+	c, ok := kube.FindCondition(kube.Conditions(u), t)
 	return ok && c.Status == "True"
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/kube"
 	"github.com/aiconform/aiconform/cluster"
 	"github.com/aiconform/aiconform/probe"
 	corev1 "k8s.io/api/core/v1"
@@ -234,7 +235,7 @@ func (w *gangWatch) applyRecord(u *unstructured.Unstructured) {
 		w.timeline.Add(w.now(), "%s %s (%s): %s", strings.ToLower(u.GetKind()), u.GetName(), gang, said)
 		return
 	}
-	for _, c := range checks.Conditions(u) {
+	for _, c := range kube.Conditions(u) {
 		key := u.GetName() + "|" + c.Type + "|" + c.Status + "|" + c.Reason
 		if w.said[key] {
 			continue

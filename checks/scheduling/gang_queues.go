@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/kube"
 	"github.com/aiconform/aiconform/cluster"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -64,7 +65,7 @@ func (GangQueues) Run(ctx context.Context, env *checks.Env) (checks.Result, erro
 			if _, ok := checks.ProbeRun(o.GetLabels(), o.GetNamespace()); ok {
 				continue
 			}
-			name := res.Kind + " " + checks.ObjectName(o)
+			name := res.Kind + " " + kube.ObjectName(o)
 			if missing := notReady(o, q); len(missing) > 0 {
 				inactive = append(inactive, name+": "+strings.Join(missing, "; "))
 				continue
@@ -108,10 +109,10 @@ func notReady(u *unstructured.Unstructured, q checks.GangQueue) []string {
 // notTrue lists the conditions of want that are not True, each with the
 // reason the object gives.
 func notTrue(u *unstructured.Unstructured, want []string) []string {
-	cs := checks.Conditions(u)
+	cs := kube.Conditions(u)
 	var out []string
 	for _, t := range want {
-		c, ok := checks.FindCondition(cs, t)
+		c, ok := kube.FindCondition(cs, t)
 		switch {
 		case !ok:
 			out = append(out, t+" not reported")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/checks/hardware"
+	"github.com/aiconform/aiconform/checks/kube"
 	"github.com/aiconform/aiconform/cluster"
 	"github.com/aiconform/aiconform/probe"
 	appsv1 "k8s.io/api/apps/v1"
@@ -317,7 +318,7 @@ func probeAccelerator(ctx context.Context, env *checks.Env) (string, error) {
 	}
 	total := map[string]int64{}
 	for _, n := range nodes {
-		if ready, _ := checks.NodeReady(n); ready != corev1.ConditionTrue || n.Spec.Unschedulable {
+		if ready, _ := kube.NodeReady(n); ready != corev1.ConditionTrue || n.Spec.Unschedulable {
 			continue
 		}
 		for name := range hardware.AcceleratorResources(n) {
@@ -363,7 +364,7 @@ func servedMetricsAPIs(ctx context.Context, env *checks.Env) (metricsServed, err
 		if group != customMetricsGroup && group != externalMetricsGroup {
 			continue
 		}
-		c, ok := checks.FindCondition(checks.Conditions(svc), "Available")
+		c, ok := kube.FindCondition(kube.Conditions(svc), "Available")
 		switch {
 		case ok && c.Status == "True":
 			available[group] = append(available[group], version)

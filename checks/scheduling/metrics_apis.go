@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/kube"
 	"github.com/aiconform/aiconform/cluster"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -110,7 +111,7 @@ func (MetricsAPIs) Run(ctx context.Context, env *checks.Env) (checks.Result, err
 		if name != "" {
 			by = adapterName(adapters, ns, name)
 		}
-		c, ok := checks.FindCondition(checks.Conditions(s), "Available")
+		c, ok := kube.FindCondition(kube.Conditions(s), "Available")
 		if !ok || c.Status != "True" {
 			why := "no Available condition"
 			if ok {

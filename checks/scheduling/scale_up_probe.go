@@ -12,6 +12,7 @@ import (
 
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/checks/hardware"
+	"github.com/aiconform/aiconform/checks/kube"
 	"github.com/aiconform/aiconform/cluster"
 	"github.com/aiconform/aiconform/probe"
 	corev1 "k8s.io/api/core/v1"
@@ -371,9 +372,9 @@ func (w *scaleUpWatch) applyNode(t watch.EventType, u *unstructured.Unstructured
 	}
 	was := corev1.ConditionUnknown
 	if prev != nil {
-		was, _ = checks.NodeReady(prev)
+		was, _ = kube.NodeReady(prev)
 	}
-	if now, _ := checks.NodeReady(&n); now == corev1.ConditionTrue && was != corev1.ConditionTrue {
+	if now, _ := kube.NodeReady(&n); now == corev1.ConditionTrue && was != corev1.ConditionTrue {
 		w.timeline.Add(w.now(), "node %s Ready", name)
 	}
 }
@@ -397,7 +398,7 @@ func (w *scaleUpWatch) applyClaim(t watch.EventType, u *unstructured.Unstructure
 		w.timeline.Add(w.now(), "NodeClaim %s created by NodePool %s", name, u.GetLabels()["karpenter.sh/nodepool"])
 	}
 	var now []string
-	for _, c := range checks.Conditions(u) {
+	for _, c := range kube.Conditions(u) {
 		if c.Status == "True" && c.Type != "Ready" {
 			now = append(now, c.Type)
 		}

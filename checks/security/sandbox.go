@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/kube"
 	"github.com/aiconform/aiconform/cluster"
 	corev1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
@@ -105,7 +106,7 @@ func sandboxClasses(ctx context.Context, env *checks.Env) (found []sandboxClass,
 			sel = labels.SelectorFromSet(c.Scheduling.NodeSelector)
 		}
 		for _, n := range nodes {
-			if ready, _ := checks.NodeReady(n); ready == corev1.ConditionTrue && !n.Spec.Unschedulable && sel.Matches(labels.Set(n.Labels)) {
+			if ready, _ := kube.NodeReady(n); ready == corev1.ConditionTrue && !n.Spec.Unschedulable && sel.Matches(labels.Set(n.Labels)) {
 				sc.nodes = append(sc.nodes, n)
 			}
 		}
