@@ -124,6 +124,15 @@ func (s *SchedulerPlugins) Stop(ctx context.Context) error {
 	return errors.Join(err, s.Operator.Stop(ctx))
 }
 
+// Uninstall stops the scheduler, then uninstalls the controller
+// (Operator.Uninstall: its namespace goes, its CRDs stay), so that it can
+// be installed again elsewhere.
+func (s *SchedulerPlugins) Uninstall(ctx context.Context) error {
+	err := s.c.stopComponent(s.scheduler)
+	s.scheduler = nil
+	return errors.Join(err, s.Operator.Uninstall(ctx))
+}
+
 func schedulerPluginsSpec(ns string) operatorSpec {
 	labels := map[string]string{"app": "scheduler-plugins-controller"}
 	return operatorSpec{
