@@ -563,3 +563,17 @@ func TestServedMetricsAPIs(t *testing.T) {
 		})
 	}
 }
+
+// The adapter framework's Service is known in any namespace: an install
+// that puts it elsewhere keeps its name and the metrics it offers the probe.
+func TestAdapterFoundInAnyNamespace(t *testing.T) {
+	as, err := metricsAdapters()
+	require.NoError(t, err)
+	for _, ns := range []string{"custom-metrics", "monitoring"} {
+		a := findAdapter(as, ns, "custom-metrics-apiserver")
+		require.NotNil(t, a, ns)
+		assert.Equal(t, "an adapter of sigs.k8s.io/custom-metrics-apiserver", a.Name)
+		assert.Equal(t, []string{"my-external-metric"}, a.ProbeMetrics)
+		assert.Equal(t, "an adapter of sigs.k8s.io/custom-metrics-apiserver ("+ns+"/custom-metrics-apiserver)", adapterName(as, ns, "custom-metrics-apiserver"))
+	}
+}
