@@ -52,9 +52,6 @@ func StartProbing(ctx context.Context, env *Env, r *Result) (*Probing, error) {
 	return &Probing{Timeline: probe.Timeline{T0: env.Now()}, env: env, r: r}, nil
 }
 
-// Session is the run's probe session.
-func (p *Probing) Session() *probe.Session { return p.env.Probe }
-
 // Create writes obj as probeCreate does. The first object's
 // resourceVersion is where Watch starts, so that nothing that happens to
 // any of them is missed. A write the cluster refused is a *CreateError.
