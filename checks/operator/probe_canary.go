@@ -61,8 +61,7 @@ var childResources = map[string]cluster.Resource{
 }
 
 // Run implements checks.Check.
-func (CanaryReconciled) Run(ctx context.Context, env *checks.Env) (checks.Result, error) {
-	var r checks.Result
+func (CanaryReconciled) Run(ctx context.Context, env *checks.Env) (r checks.Result, _ error) {
 	p, s := env.Profile, env.Probe
 	switch {
 	case s == nil:
