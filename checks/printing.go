@@ -59,7 +59,6 @@ func PrintingPods(ctx context.Context, env *Env, r *Result, label string, pods [
 // the probe had.
 func (p *Probing) PrintingPods(ctx context.Context, label string, pods []*unstructured.Unstructured, note func(pod, container string) string) (map[string]string, error) {
 	env, r, s := p.env, p.r, p.env.Probe
-	p.EndWatch()
 	defer p.EndWatch()
 	w := &printingWatch{now: env.Now, timeline: &p.Timeline, pods: map[string]*corev1.Pod{}, said: map[string]bool{}}
 	// The watch starts where the first pod was created, so that nothing

@@ -1,7 +1,6 @@
 package checks
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -17,57 +16,6 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 )
-
-// probeCreate is how a probe writes one object of its own: labelled with
-// the run, in the run's namespace (or named after the run when it is
-// cluster-scoped), and added to r's evidence as the `kubectl create -f -`
-// it is, with what kubectl answers. obj is changed in place; the time of a
-// successful creation goes to tl when tl is not nil.
-func probeCreate(ctx context.Context, env *Env, r *Result, tl *probe.Timeline, obj *unstructured.Unstructured, note string) (*unstructured.Unstructured, error) {
-	s := env.Probe
-	m, err := s.Mapping(obj.GroupVersionKind())
-	if err != nil {
-		return nil, err
-	}
-	s.Label(obj, m)
-	cmd, err := probe.CreateCommand(s.NamespaceOf(m), obj, false, false)
-	if err != nil {
-		return nil, err
-	}
-	created, cerr := s.Create(ctx, m, obj)
-	out := probe.ErrorText("creating", "STDIN", cerr)
-	if cerr == nil {
-		if out, err = probe.CreatedText(obj, false); err != nil {
-			return nil, err
-		}
-		if tl != nil {
-			tl.Add(env.Now(), "created %s/%s", m.Resource.Resource, obj.GetName())
-		}
-	}
-	r.Evidence = append(r.Evidence, Step{Command: cmd, Output: out, CapturedAt: env.Now().UTC(), Note: note})
-	return created, cerr
-}
-
-// probeDelete deletes one object of the probe's own before the run's
-// cleanup does, when what follows its deletion is part of what the probe
-// judges, and adds the `kubectl delete` it is to r's evidence, with what
-// kubectl answers; its time goes to tl when tl is not nil.
-func probeDelete(ctx context.Context, env *Env, r *Result, tl *probe.Timeline, gvk schema.GroupVersionKind, name, note string) error {
-	s := env.Probe
-	m, err := s.Mapping(gvk)
-	if err != nil {
-		return err
-	}
-	err = s.Delete(ctx, m, name)
-	out := probe.DeletedText(m, s.Namespace, name)
-	if err != nil {
-		out = probe.ErrorText("deleting", "", err)
-	} else if tl != nil {
-		tl.Add(env.Now(), "deleted %s/%s", m.Resource.Resource, name)
-	}
-	r.Evidence = append(r.Evidence, Step{Command: probe.DeleteCommand(s.Namespace, m, name), Output: out, CapturedAt: env.Now().UTC(), Note: note})
-	return err
-}
 
 // Refused is a probe's answer when one of its steps failed with err: a
 // write the cluster refused (a *CreateError) ends the check, as Error when

@@ -52,13 +52,35 @@ func StartProbing(ctx context.Context, env *Env, r *Result) (*Probing, error) {
 	return &Probing{Timeline: probe.Timeline{T0: env.Now()}, env: env, r: r}, nil
 }
 
-// Create writes obj as probeCreate does. The first object's
-// resourceVersion is where Watch starts, so that nothing that happens to
-// any of them is missed. A write the cluster refused is a *CreateError.
+// Create writes one object of the probe's own: labelled with the run, in
+// the run's namespace (or named after the run when it is cluster-scoped),
+// added to the evidence as the `kubectl create -f -` it is, with what
+// kubectl answers, and to the timeline once created. obj is changed in
+// place. The first object's resourceVersion is where Watch starts, so
+// that nothing that happens to any of them is missed. A write the cluster
+// refused is a *CreateError.
 func (p *Probing) Create(ctx context.Context, obj *unstructured.Unstructured, note string) (*unstructured.Unstructured, error) {
-	created, err := probeCreate(ctx, p.env, p.r, &p.Timeline, obj, note)
+	s := p.env.Probe
+	m, err := s.Mapping(obj.GroupVersionKind())
 	if err != nil {
-		return nil, &CreateError{Object: obj, Err: err}
+		return nil, err
+	}
+	s.Label(obj, m)
+	cmd, err := probe.CreateCommand(s.NamespaceOf(m), obj, false, false)
+	if err != nil {
+		return nil, err
+	}
+	created, cerr := s.Create(ctx, m, obj)
+	out := probe.ErrorText("creating", "STDIN", cerr)
+	if cerr == nil {
+		if out, err = probe.CreatedText(obj, false); err != nil {
+			return nil, err
+		}
+		p.Timeline.Add(p.env.Now(), "created %s/%s", m.Resource.Resource, obj.GetName())
+	}
+	p.r.Evidence = append(p.r.Evidence, Step{Command: cmd, Output: out, CapturedAt: p.env.Now().UTC(), Note: note})
+	if cerr != nil {
+		return nil, &CreateError{Object: obj, Err: cerr}
 	}
 	if p.from == "" {
 		p.from = created.GetResourceVersion()
@@ -66,10 +88,25 @@ func (p *Probing) Create(ctx context.Context, obj *unstructured.Unstructured, no
 	return created, nil
 }
 
-// Delete deletes one of the probe's objects before the session's cleanup,
-// as probeDelete does.
+// Delete deletes one of the probe's objects before the session's cleanup
+// does, when what follows its deletion is part of what the probe judges,
+// and adds the `kubectl delete` it is to the evidence, with what kubectl
+// answers, and to the timeline once deleted.
 func (p *Probing) Delete(ctx context.Context, gvk schema.GroupVersionKind, name, note string) error {
-	return probeDelete(ctx, p.env, p.r, &p.Timeline, gvk, name, note)
+	s := p.env.Probe
+	m, err := s.Mapping(gvk)
+	if err != nil {
+		return err
+	}
+	err = s.Delete(ctx, m, name)
+	out := probe.DeletedText(m, s.Namespace, name)
+	if err != nil {
+		out = probe.ErrorText("deleting", "", err)
+	} else {
+		p.Timeline.Add(p.env.Now(), "deleted %s/%s", m.Resource.Resource, name)
+	}
+	p.r.Evidence = append(p.r.Evidence, Step{Command: probe.DeleteCommand(s.Namespace, m, name), Output: out, CapturedAt: p.env.Now().UTC(), Note: note})
+	return err
 }
 
 // Watch follows sources from the first object written since the last

@@ -11,7 +11,6 @@ import (
 
 	"github.com/aiconform/aiconform/e2e/framework"
 	"github.com/aiconform/aiconform/probe"
-	"github.com/aiconform/aiconform/report"
 	"github.com/aiconform/aiconform/rig"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -54,7 +53,7 @@ func TestGangProbeCoscheduling(t *testing.T) {
 	// shared with robust_controller, run for it too.
 	rep, md, code := runCheck(ctx, t, aiconform, c.Kubeconfig(), "gang_scheduling", "--operator", "coscheduling", "--probe", "--probe-timeout", "1m")
 	t.Logf("check gang_scheduling --probe took %s", time.Since(began).Round(100*time.Millisecond))
-	shipped := gangStatuses(rep)
+	shipped := statuses(rep, "")
 	probed := reportCheck(t, rep, "gang-probe", "coscheduling")
 	require.Equal(t, "pass", probed.Status, probed.Reason)
 	require.NotNil(t, probed.Table)
@@ -102,24 +101,8 @@ func TestGangProbeCoscheduling(t *testing.T) {
 	sp, err = c.InstallSchedulerPlugins(ctx, rig.OperatorOptions{BinDir: binDir, Progress: testLogWriter{t}, Namespace: release})
 	require.NoError(t, err)
 	moved, _, _ := runCheck(ctx, t, aiconform, c.Kubeconfig(), "gang_scheduling", "--operator", "coscheduling", "--probe", "--probe-timeout", "1m")
-	assert.Equal(t, shipped, gangStatuses(moved), "verdict and check statuses once installed in %s", release)
+	assert.Equal(t, shipped, statuses(moved, ""), "verdict and check statuses once installed in %s", release)
 	assert.Contains(t, reportCheck(t, moved, "controller-ready", "coscheduling").Reason, "Deployment "+release+"/scheduler-plugins-controller")
 	assertNoLeftovers(ctx, t, cs, dyn)
 	require.NoError(t, sp.Stop(ctx))
-}
-
-// gangStatuses are gang_scheduling's status and its checks' statuses, by
-// check and operator.
-func gangStatuses(rep *report.Report) []string {
-	var out []string
-	for _, req := range rep.Requirements {
-		if req.ID != "gang_scheduling" {
-			continue
-		}
-		out = append(out, req.ID+": "+req.Status)
-		for _, c := range req.Checks {
-			out = append(out, c.ID+"/"+c.Operator+": "+c.Status)
-		}
-	}
-	return out
 }
