@@ -1,6 +1,7 @@
 package checks_test
 
 import (
+	"context"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -8,9 +9,19 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/aiconform/aiconform/checks"
+	"github.com/aiconform/aiconform/checks/checkstest"
+	"github.com/aiconform/aiconform/probe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	k8stesting "k8s.io/client-go/testing"
 )
 
 // TestProbingRunsNameTheirResult holds every probe to what Probing's
@@ -76,4 +87,45 @@ func exprName(e ast.Expr) string {
 		return id.Name
 	}
 	return "?"
+}
+
+// What a probe's write answers: created, it is evidence and an event of
+// the timeline; refused by the cluster, Fail with its words; a kind the
+// session cannot map is no refusal of the cluster's, and an Error.
+func TestProbingCreate(t *testing.T) {
+	f := checkstest.NewWorld(t).Serve()
+	mapper := meta.NewDefaultRESTMapper(nil)
+	mapper.Add(corev1.SchemeGroupVersion.WithKind("Pod"), meta.RESTScopeNamespace)
+	mapper.Add(corev1.SchemeGroupVersion.WithKind("ConfigMap"), meta.RESTScopeNamespace)
+	env := &checks.Env{Now: checkstest.FixedNow, Probe: probe.NewSession(f.Dyn, mapper, "r", time.Minute)}
+	object := func(kind, name string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion("v1")
+		u.SetKind(kind)
+		u.SetName(name)
+		return u
+	}
+	var r checks.Result
+	p, err := checks.StartProbing(context.Background(), env, &r)
+	require.NoError(t, err)
+	_, err = p.Create(context.Background(), object("Pod", "made"), "a pod")
+	require.NoError(t, err)
+	p.Stop()
+	require.NotNil(t, r.Table)
+	assert.Equal(t, "created pods/made", r.Table.Rows[0][0])
+	require.Len(t, r.Evidence, 1)
+	assert.Equal(t, "a pod", r.Evidence[0].Note)
+
+	f.Dyn.PrependReactor("create", "configmaps", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewBadRequest("no configmaps here")
+	})
+	_, err = p.Create(context.Background(), object("ConfigMap", "refused"), "a config map")
+	got, err := p.Refused(err)
+	require.NoError(t, err)
+	assert.Equal(t, checks.Fail, got.Status)
+	assert.Contains(t, got.Reason, "the probe's ConfigMap refused could not be created: no configmaps here")
+
+	_, err = p.Create(context.Background(), object("Secret", "unmapped"), "a kind not mapped")
+	_, err = p.Refused(err)
+	assert.ErrorContains(t, err, "resolve /v1, Kind=Secret")
 }
