@@ -62,7 +62,8 @@ func (f *Flags) AddFlags(fs *pflag.FlagSet) {
 	names.ClusterOverrideFlags.APIServer.ShortName = "s"
 	names.AuthOverrideFlags.Username.LongName, names.AuthOverrideFlags.Password.LongName = "", ""
 	clientcmd.BindOverrideFlags(&f.Overrides, fs, names)
-	fs.StringArrayVar(&f.UserExtra, "as-user-extra", nil, "User extras to impersonate for the operation, this flag can be repeated to specify multiple values for the same key.")
+	fs.StringArrayVar(&f.UserExtra, "as-user-extra", nil, "User extras to impersonate for the operation, this flag can be repeated to "+
+		"specify multiple values for the same key.")
 }
 
 // ForContext is a copy of f for the kubeconfig context name, as --context

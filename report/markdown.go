@@ -54,7 +54,8 @@ func (m *md) header() {
 	if !info.Live {
 		// Said before anything else: evidence replayed from a recording
 		// must never be mistaken for a live observation.
-		m.printf("> **Recorded, not live.** This report was produced from %s, not from a live cluster. Its evidence shows what the recording holds.\n\n", recording(info.Source, info.RecordedAt))
+		m.printf("> **Recorded, not live.** This report was produced from %s, not from a live "+
+			"cluster. Its evidence shows what the recording holds.\n\n", recording(info.Source, info.RecordedAt))
 	}
 	m.printf("- **Tool:** %s\n", inline(strings.TrimSpace(r.Tool.Name+" "+r.Tool.Version)))
 	if r.Tool.CatalogDigest != "" {
@@ -74,7 +75,8 @@ func (m *md) header() {
 		m.printf("- **Source:** %s (a recording, not a live cluster)\n", recording(info.Source, info.RecordedAt))
 	}
 	if p := r.Run.Probe; p != nil {
-		m.printf("- **Probes:** on: run %s wrote in namespace %s, labelled `aiconform.io/run=%s`, and deleted it at the end\n", code(p.RunID), code(p.Namespace), p.RunID)
+		m.printf("- **Probes:** on: run %s wrote in namespace %s, labelled "+
+			"`aiconform.io/run=%s`, and deleted it at the end\n", code(p.RunID), code(p.Namespace), p.RunID)
 	} else {
 		m.printf("- **Probes:** off: the run only read the cluster\n")
 	}
@@ -186,7 +188,8 @@ func (m *md) operators() {
 		m.printf("No operator profile was looked for.\n\n")
 		return
 	}
-	m.printf("Operators are detected from the CRD groups the cluster serves, and their controllers found in any namespace; versions are the controller's images.\n\n")
+	m.printf("Operators are detected from the CRD groups the cluster serves, and their " +
+		"controllers found in any namespace; versions are the controller's images.\n\n")
 	if len(m.r.absent()) < len(m.r.Operators) {
 		m.table([]string{"Operator", "CRDs", "Controller", "Versions"}, nil, func(row func(...string)) {
 			for _, op := range m.r.Operators {

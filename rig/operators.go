@@ -600,7 +600,8 @@ func (o *Operator) ownNetwork(ctx context.Context, inside int) ([]string, error)
 	if o.netHolder == nil || !o.netHolder.running() {
 		rigBin := filepath.Join(filepath.Dir(o.binary), binRig)
 		if _, err := os.Stat(rigBin); err != nil {
-			return nil, fmt.Errorf("%s listens on the fixed port %d, which the rig gives it in a network namespace of its own, held by %s (run `make bin/rig`): %w", o.spec.binary, inside, rigBin, err)
+			return nil, fmt.Errorf("%s listens on the fixed port %d, which the rig gives it in a network "+
+				"namespace of its own, held by %s (run `make bin/rig`): %w", o.spec.binary, inside, rigBin, err)
 		}
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {

@@ -45,7 +45,9 @@ func DCGMMetrics(node string, gpus int, driver string, held ...DCGMHolder) []byt
 					pod = fmt.Sprintf(",container=%q,namespace=%q,pod=%q", h.Container, h.Namespace, h.Pod)
 				}
 			}
-			fmt.Fprintf(&b, "%s{gpu=\"%d\",UUID=\"GPU-%08x-0000-4000-8000-%012x\",pci_bus_id=\"00000000:%02X:00.0\",device=\"nvidia%d\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"%s\",DCGM_FI_DRIVER_VERSION=\"%s\"%s} %d\n",
+			fmt.Fprintf(&b, "%s{gpu=\"%d\",UUID=\"GPU-%08x-0000-4000-8000-%012x\","+
+				"pci_bus_id=\"00000000:%02X:00.0\",device=\"nvidia%d\",modelName=\"NVIDIA H100 "+
+				"80GB HBM3\",Hostname=\"%s\",DCGM_FI_DRIVER_VERSION=\"%s\"%s} %d\n",
 				f.name, i, i+1, i+1, 0x18+i*0x10, i, node, driver, pod, value)
 		}
 	}

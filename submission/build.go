@@ -221,7 +221,8 @@ func (t *Template) ParseMetadata(name string, data []byte) (*Metadata, error) {
 			if minor, err := MinorVersion(val); err != nil {
 				bad(v.Line, "%v", err)
 			} else if minor != t.Checklist.Version {
-				bad(v.Line, "kubernetesVersion %q is Kubernetes %s, but the template is checklist %s: use AIConformance-%s.yaml, or a version v%s.x", val, minor, t.Checklist.Version, minor, t.Checklist.Version)
+				bad(v.Line, "kubernetesVersion %q is Kubernetes %s, but the template is checklist %s: "+
+					"use AIConformance-%s.yaml, or a version v%s.x", val, minor, t.Checklist.Version, minor, t.Checklist.Version)
 			}
 		case key == "k8sConformanceUrl" && !conformanceURLRE.MatchString(val):
 			bad(v.Line, "k8sConformanceUrl %q does not match https://github.com/cncf/k8s-conformance/tree/(master|main)/vX.Y/<dir>", val)
@@ -234,7 +235,9 @@ func (t *Template) ParseMetadata(name string, data []byte) (*Metadata, error) {
 		tv, inTemplate := t.Product.Metadata[key]
 		switch {
 		case !inTemplate:
-			problems = append(problems, fmt.Sprintf("%s is missing: checklist %s requires it, the link to the platform's Kubernetes conformance submission (https://github.com/cncf/k8s-conformance/tree/master/v%s/<dir>)", key, t.Checklist.Version, t.Checklist.Version))
+			problems = append(problems, fmt.Sprintf("%s is missing: checklist %s requires it, the link to the platform's "+
+				"Kubernetes conformance submission "+
+				"(https://github.com/cncf/k8s-conformance/tree/master/v%s/<dir>)", key, t.Checklist.Version, t.Checklist.Version))
 		case strings.TrimSpace(tv) == "" || placeholderRE.MatchString(tv) || placeholderWordsRE.MatchString(tv):
 			problems = append(problems, fmt.Sprintf("%s is missing: the template has %q there", key, tv))
 		}
@@ -377,7 +380,8 @@ func Build(in BuildInput) (*Package, error) {
 		return nil, errors.New("build: template, metadata and report are all needed")
 	}
 	if len(in.Suites) > 0 && !t.Checklist.FileEvidence {
-		return nil, fmt.Errorf("build: checklist %s does not accept test reports as evidence (file://FILE#TestName); the program accepts them from checklist 1.37", t.Checklist.Version)
+		return nil, fmt.Errorf("build: checklist %s does not accept test reports as evidence "+
+			"(file://FILE#TestName); the program accepts them from checklist 1.37", t.Checklist.Version)
 	}
 	p := &Package{Checklist: t.Checklist}
 	for k, v := range t.Product.Metadata {
@@ -480,7 +484,8 @@ func Build(in BuildInput) (*Package, error) {
 	for i, s := range in.Suites {
 		p.Files = append(p.Files, File{suiteNames[i], s.Data})
 		if failed := failingTests(s); len(failed) > 0 {
-			p.SuiteWarnings = append(p.SuiteWarnings, fmt.Sprintf("%s (copied from %s) holds %d failing testcase(s), %s: the program fails a submission whose cited junit.xml holds any, and lint says so",
+			p.SuiteWarnings = append(p.SuiteWarnings, fmt.Sprintf("%s (copied from %s) holds %d failing testcase(s), %s: the program fails a "+
+				"submission whose cited junit.xml holds any, and lint says so",
 				suiteNames[i], s.Source, len(failed), strings.Join(firstN(failed, 5), ", ")))
 		}
 	}
@@ -719,7 +724,8 @@ func conditionNote(rep *report.Report, rs []report.Requirement, description stri
 		}
 		found = append(found, shorten(s, 400))
 	}
-	return fmt.Sprintf("%s Implemented, as %s, and that condition does not hold here: %s. aiconform's report says N/A. The commands, their output and when they ran: %s.",
+	return fmt.Sprintf("%s Implemented, as %s, and that condition does not hold here: %s. "+
+		"aiconform's report says N/A. The commands, their output and when they ran: %s.",
 		checkedBy(rep), asks, strings.Join(found, "; "), strings.Join(evidence, ", "))
 }
 
@@ -785,7 +791,9 @@ func vendorNote(c Checklist, id, level string, missing []string) string {
 	// program wants every MUST Implemented, whether or not the condition
 	// holds, so the note says how to write the one that does not.
 	conditional := known && ck.Conditional && level == LevelMust
-	const conditionalTail = "the checklist makes this MUST conditional, yet where the platform lacks the feature the program still wants Implemented, with notes that say the condition does not hold and what shows it."
+	const conditionalTail = "the checklist makes this MUST conditional, yet where the platform lacks the " +
+		"feature the program still wants Implemented, with notes that say the " +
+		"condition does not hold and what shows it."
 	what := "aiconform does not judge this requirement yet"
 	if known {
 		what = fmt.Sprintf("aiconform does not judge this requirement (%s) yet", ck.Title)
@@ -826,7 +834,8 @@ func warnings(rep *report.Report, c Checklist) []string {
 	}
 	if info.ServerVersion != "" {
 		if v, err := MinorVersion(info.ServerVersion); err == nil && v != c.Version {
-			w = append(w, fmt.Sprintf("the cluster runs Kubernetes %s but this is checklist %s: the program expects evidence from a cluster of the version submitted", info.ServerVersion, c.Version))
+			w = append(w, fmt.Sprintf("the cluster runs Kubernetes %s but this is checklist %s: the program "+
+				"expects evidence from a cluster of the version submitted", info.ServerVersion, c.Version))
 		}
 	}
 	return w
@@ -868,7 +877,8 @@ func (p *Package) junitView(rep *report.Report, cited map[string]bool) (*report.
 					continue
 				}
 				p.Skipped = append(p.Skipped, SkippedCase{Requirement: req.ID, Testcase: ch.ID + "/" + ch.Operator, Status: ch.Status, Carrier: req.Operator})
-				ch.Reason = fmt.Sprintf("not counted: %s does not carry %s, which this submission claims through %s; the real status of this check is %s: %s (report.md and report.json show it in full)",
+				ch.Reason = fmt.Sprintf("not counted: %s does not carry %s, which this submission claims through %s; "+
+					"the real status of this check is %s: %s (report.md and report.json show it in full)",
 					ch.Operator, req.ID, req.Operator, ch.Status, ch.Reason)
 				ch.Status = string(checks.Skip)
 			}
@@ -1010,7 +1020,8 @@ func (p *Package) WriteSummary(w io.Writer) error {
 		for _, id := range p.Unmet {
 			files = append(files, evidenceFile(id))
 		}
-		fmt.Fprintf(&buf, "junit.xml: left out %s, not met as PRODUCT.yaml says (failing tests there would fail every claim citing junit.xml); %s, report.md and report.json show %s\n", strings.Join(p.Unmet, ", "), strings.Join(files, ", "), pronoun(len(p.Unmet)))
+		fmt.Fprintf(&buf, "junit.xml: left out %s, not met as PRODUCT.yaml says (failing tests there "+
+			"would fail every claim citing junit.xml); %s, report.md and report.json show %s\n", strings.Join(p.Unmet, ", "), strings.Join(files, ", "), pronoun(len(p.Unmet)))
 	}
 	for _, warn := range p.Warnings {
 		fmt.Fprintf(&buf, "warning: %s\n", warn)

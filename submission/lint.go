@@ -385,7 +385,9 @@ func (l *linter) lintStatus(it Item, r refItem) {
 		// The validator makes no exception for a conditional MUST: the
 		// way to say its condition does not hold is in the notes.
 		l.add(ProductName, it.ID, RuleMustImplemented, it.Line,
-			"a MUST must be Implemented; status is %q; this one is conditional, and where its condition does not hold the program still wants Implemented, with notes that quote the condition and say what was looked for and not found", it.Status)
+			"a MUST must be Implemented; status is %q; this one is conditional, and "+
+				"where its condition does not hold the program still wants Implemented, with "+
+				"notes that quote the condition and say what was looked for and not found", it.Status)
 	default:
 		l.add(ProductName, it.ID, RuleMustImplemented, it.Line, "a MUST must be Implemented; status is %q", it.Status)
 	}

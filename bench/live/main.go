@@ -116,7 +116,8 @@ func run() (err error) {
 	flag.IntVar(&o.workers, "workers", 32, "concurrent writers")
 	flag.StringVar(&o.profiled, "profiled-check-all", "", "(internal) run check all once against $KUBECONFIG and write its profiles into this directory")
 	flag.StringVar(&o.recordRequests, "record-requests", "", "(internal) run check all once against $KUBECONFIG and write the requests it made into this file")
-	flag.StringVar(&o.replayRequests, "replay-requests", "", "(internal) make the requests recorded in this file again against $KUBECONFIG, reading the answers and decoding none")
+	flag.StringVar(&o.replayRequests, "replay-requests", "", "(internal) make the requests recorded in this file again against "+
+		"$KUBECONFIG, reading the answers and decoding none")
 	flag.StringVar(&o.profile, "profile", "", "after the measurements, run check all once more, writing cpu.pprof and heap.pprof into this directory")
 	flag.StringVar(&o.memLimit, "memlimit", "", "also time check all with GOMEMLIMIT set to this (100MiB, say) in each run")
 	flag.BoolVar(&o.perRequirement, "per-requirement", true, "after the measurements, time `check ID` once for each requirement of the catalog")
@@ -1011,7 +1012,8 @@ func (m *measurer) all(ctx context.Context, runs int, aiconform, reportDir strin
 		median(floor, func(s sample) time.Duration { return s.server }).Round(10*time.Millisecond),
 		median(ours, func(s sample) time.Duration { return s.server }).Round(10*time.Millisecond))
 	replayedWall, _ := summary(replayed)
-	fmt.Printf("floor: check all's requests again, not decoded / nine calls = %.2f (its CPU %s, check all's %s; kube-apiserver's %s)\n", replayedWall.Seconds()/nineWall.Seconds(),
+	fmt.Printf("floor: check all's requests again, not decoded / nine calls = %.2f (its CPU "+
+		"%s, check all's %s; kube-apiserver's %s)\n", replayedWall.Seconds()/nineWall.Seconds(),
 		median(replayed, func(s sample) time.Duration { return s.cpu }).Round(10*time.Millisecond),
 		median(ours, func(s sample) time.Duration { return s.cpu }).Round(10*time.Millisecond),
 		median(replayed, func(s sample) time.Duration { return s.server }).Round(10*time.Millisecond))

@@ -216,7 +216,8 @@ func (DRADevices) Run(ctx context.Context, env *checks.Env) (checks.Result, erro
 	}
 	slices.Sort(byCount)
 	if len(byCount) > 0 {
-		r.Details = append(r.Details, fmt.Sprintf("%s with accelerators that no accelerator DRA driver publishes for (requested by count, through the device plugin): %s", checks.Plural(len(byCount), "node"), checks.CapLines(byCount, 5, ", ")))
+		r.Details = append(r.Details, fmt.Sprintf("%s with accelerators that no accelerator DRA driver publishes for "+
+			"(requested by count, through the device plugin): %s", checks.Plural(len(byCount), "node"), checks.CapLines(byCount, 5, ", ")))
 	}
 	switch {
 	case len(rslices) == 0:
@@ -326,7 +327,8 @@ func (DRAClaimsAllocated) Run(ctx context.Context, env *checks.Env) (checks.Resu
 	}
 	r.Details = append(r.Details, stale...)
 	if len(allocated) == 0 {
-		r.Finish(checks.Skip, "no ResourceClaim of the cluster's own is allocated a published device (%d waiting, %d from pools no longer published): nothing of the cluster's own shows DRA at work", pending, len(stale))
+		r.Finish(checks.Skip, "no ResourceClaim of the cluster's own is allocated a published device (%d "+
+			"waiting, %d from pools no longer published): nothing of the cluster's own shows DRA at work", pending, len(stale))
 		return r, nil
 	}
 	r.Details = append(allocated, r.Details...)

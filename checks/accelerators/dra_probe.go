@@ -124,7 +124,10 @@ func (DRAProbe) Run(ctx context.Context, env *checks.Env) (r checks.Result, _ er
 	end := func() {
 		fresh := env.Fresh()
 		r.AddEvidence(ctx, fresh, cluster.Get{Resources: []cluster.Resource{cluster.ResourceClaims}, Namespace: s.Namespace,
-			Columns: "NAME:.metadata.name,DRIVER:.status.allocation.devices.results[*].driver,POOL:.status.allocation.devices.results[*].pool,DEVICE:.status.allocation.devices.results[*].device,RESERVED_FOR:.status.reservedFor[*].name"}, "the claim made from the template, and what was allocated to it")
+			Columns: "NAME:.metadata.name,DRIVER:.status.allocation.devices.results[*].driver," +
+				"POOL:.status.allocation.devices.results[*].pool," +
+				"DEVICE:.status.allocation.devices.results[*].device," +
+				"RESERVED_FOR:.status.reservedFor[*].name"}, "the claim made from the template, and what was allocated to it")
 		r.AddEvidence(ctx, fresh, cluster.Get{Resources: []cluster.Resource{cluster.Pods}, Namespace: s.Namespace, LabelSelector: DRALabel, Wide: true}, "the pod and the node it is bound to")
 	}
 	finish := func(st checks.Status, format string, args ...any) (checks.Result, error) {
@@ -148,7 +151,8 @@ func (DRAProbe) Run(ctx context.Context, env *checks.Env) (r checks.Result, _ er
 	if node != "" && node != bound {
 		return finish(checks.Fail, "the claim %s was allocated %s on node %s, but the pod was bound to %s", claim.Name, allocationText(claim), node, bound)
 	}
-	done := fmt.Sprintf("the claim %s made from the template was allocated %s, and the pod bound to %s, %s after the pod was created", claim.Name, allocationText(claim), bound, probe.Seconds(env.Now().Sub(w.timeline.T0)))
+	done := fmt.Sprintf("the claim %s made from the template was allocated %s, and the pod bound to "+
+		"%s, %s after the pod was created", claim.Name, allocationText(claim), bound, probe.Seconds(env.Now().Sub(w.timeline.T0)))
 
 	// The claim is the pod's: deleting the pod collects it.
 	if err := p.Delete(ctx, corev1.SchemeGroupVersion.WithKind("Pod"), draProbeName, "the pod goes; the claim made for it goes with it"); err != nil {

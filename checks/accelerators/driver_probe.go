@@ -98,7 +98,9 @@ func (DriverVersionProbe) Run(ctx context.Context, env *checks.Env) (checks.Resu
 	var r checks.Result
 	s := env.Probe
 	if s == nil {
-		r.Finish(checks.Skip, "probes are off: --probe runs a pod holding one accelerator on an accelerator node, and compares the driver version its container sees with the one the node advertises")
+		r.Finish(checks.Skip, "probes are off: --probe runs a pod holding one accelerator on an "+
+			"accelerator node, and compares the driver version its container sees with "+
+			"the one the node advertises")
 		return r, nil
 	}
 	t, skip, err := planDriver(ctx, env, &r)
@@ -145,13 +147,16 @@ func planDriver(ctx context.Context, env *checks.Env, r *checks.Result) (driverT
 	if skip != "" {
 		// Said in the probe's terms: a node of another vendor, or one
 		// offering accelerators through DRA only, is not probed.
-		skip = "no Ready node offers an NVIDIA or AMD accelerator resource for the probe's pod to request (the probe reads those vendors' drivers; a DRA-only node's driver version is read by accelerator-drivers alone)"
+		skip = "no Ready node offers an NVIDIA or AMD accelerator resource for the probe's " +
+			"pod to request (the probe reads those vendors' drivers; a DRA-only node's " +
+			"driver version is read by accelerator-drivers alone)"
 	}
 	if err != nil || skip != "" {
 		return driverTarget{}, skip, err
 	}
 	if pick.Free == 0 {
-		return driverTarget{}, "", fmt.Errorf("no Ready accelerator node has a %s free to give a probe pod: it cannot be judged while they are all in use", pick.Resource)
+		return driverTarget{}, "", fmt.Errorf("no Ready accelerator node has a %s free to give a probe pod: it cannot be "+
+			"judged while they are all in use", pick.Resource)
 	}
 	i := slices.IndexFunc(ns, func(ln *labelledNode) bool { return ln.node.Name == pick.Node.Name })
 	if i < 0 {
@@ -273,7 +278,8 @@ func judgeDriver(out driverOutput, t driverTarget) (checks.Status, string) {
 	where := fmt.Sprintf("on node %s, the container holding one %s", t.node.Name, t.res)
 	cmds := driverCommands[vendor]
 	if !slices.ContainsFunc(cmds, func(c string) bool { _, ok := out[c]; return ok }) {
-		return checks.Error, fmt.Sprintf("%s printed none of the probe's commands: it did not run the script (is --probe-shell-image an image with sh and cat?)", where)
+		return checks.Error, fmt.Sprintf("%s printed none of the probe's commands: it did not run the script (is "+
+			"--probe-shell-image an image with sh and cat?)", where)
 	}
 	seen := driverSeen(out, vendor)
 	if len(seen) == 0 {
@@ -292,7 +298,8 @@ func judgeDriver(out driverOutput, t driverTarget) (checks.Status, string) {
 	saw := fmt.Sprintf("%s sees %s driver %s (`%s`)", where, vendor, got.version, got.command)
 	switch {
 	case t.advertised == "":
-		return checks.Warn, fmt.Sprintf("%s, but the node advertises no driver version (no DRA device attribute driverVersion, no %s label): nothing to compare it with", saw, t.vendor.Labeller)
+		return checks.Warn, fmt.Sprintf("%s, but the node advertises no driver version (no DRA device attribute "+
+			"driverVersion, no %s label): nothing to compare it with", saw, t.vendor.Labeller)
 	case t.advertised != got.version:
 		return checks.Fail, fmt.Sprintf("%s, but the node advertises %s (%s)", saw, t.advertised, t.from)
 	}

@@ -108,7 +108,9 @@ func (AcceleratorDrivers) Run(ctx context.Context, env *checks.Env) (checks.Resu
 		differ = append(differ, fmt.Sprintf("%s drivers differ: %s", vendor, strings.Join(parts, "; ")))
 	}
 	if len(unseen) > 0 {
-		r.Details = append(r.Details, fmt.Sprintf("the driver of %s cannot be seen: no labeller of its vendor is known (node_labels.yaml), and no DRA driver publishes driverVersion for it; a managed platform may keep it in the node image: %s",
+		r.Details = append(r.Details, fmt.Sprintf("the driver of %s cannot be seen: no labeller of its vendor is known "+
+			"(node_labels.yaml), and no DRA driver publishes driverVersion for it; a "+
+			"managed platform may keep it in the node image: %s",
 			checks.Plural(len(unseen), "accelerator node"), checks.CapLines(unseen, 5, ", ")))
 	}
 	switch {
@@ -164,7 +166,8 @@ func runtimeClasses(ctx context.Context, env *checks.Env, r *checks.Result, ns [
 			}
 		}
 		if len(named) == 0 {
-			out = append(out, fmt.Sprintf("no RuntimeClass names %s's container runtime (handler %s): its devices reach containers only where the nodes' default runtime is %s's, or by CDI", vendor, strings.Join(handlers[vendor], ", "), vendor))
+			out = append(out, fmt.Sprintf("no RuntimeClass names %s's container runtime (handler %s): its devices "+
+				"reach containers only where the nodes' default runtime is %s's, or by CDI", vendor, strings.Join(handlers[vendor], ", "), vendor))
 			continue
 		}
 		if !shown {

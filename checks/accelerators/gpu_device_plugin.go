@@ -387,7 +387,9 @@ func (GPUDevicePlugin) Run(ctx context.Context, env *checks.Env) (checks.Result,
 	r.Details = append(append(append([]string(nil), fails...), warns...), unseen...)
 	inImage := ""
 	if len(unseen) > 0 {
-		inImage = fmt.Sprintf("; the device plugin of %s runs in the node image of a managed platform: registered with the kubelet (its accelerators are allocatable), its health not shown by the cluster",
+		inImage = fmt.Sprintf("; the device plugin of %s runs in the node image of a managed platform: "+
+			"registered with the kubelet (its accelerators are allocatable), its health "+
+			"not shown by the cluster",
 			checks.Plural(len(imageNodes), "GPU node"))
 	}
 	switch {

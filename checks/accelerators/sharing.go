@@ -138,14 +138,16 @@ func (GPUSharing) Run(ctx context.Context, env *checks.Env) (checks.Result, erro
 			return r, verr
 		}
 		if vendors != "" {
-			r.Finish(checks.Skip, "the accelerators of %s support no static sharing (%s, per accelerators.yaml), and the requirement asks it only of accelerators that do", checks.Plural(len(ns), "accelerator node"), vendors)
+			r.Finish(checks.Skip, "the accelerators of %s support no static sharing (%s, per "+
+				"accelerators.yaml), and the requirement asks it only of accelerators that do", checks.Plural(len(ns), "accelerator node"), vendors)
 			return r, nil
 		}
 		why := ""
 		if len(capable) > 0 {
 			why = fmt.Sprintf(" (MIG-capable, not partitioned: %s)", checks.CapLines(capable, 5, ", "))
 		}
-		r.Finish(checks.Fail, "none of %s exposes a sharing strategy: no MIG partition, no time-slicing or MPS replicas, no partitionable DRA device%s", checks.Plural(len(ns), "accelerator node"), why)
+		r.Finish(checks.Fail, "none of %s exposes a sharing strategy: no MIG partition, no time-slicing or "+
+			"MPS replicas, no partitionable DRA device%s", checks.Plural(len(ns), "accelerator node"), why)
 		return r, nil
 	}
 	var parts []string

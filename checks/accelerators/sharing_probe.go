@@ -116,7 +116,8 @@ func (GPUSharingProbe) Run(ctx context.Context, env *checks.Env) (checks.Result,
 	var r checks.Result
 	s := env.Probe
 	if s == nil {
-		r.Finish(checks.Skip, "probes are off: --probe runs pods that each hold one share of a GPU on one node, and shows whether two are bound to the same physical GPU")
+		r.Finish(checks.Skip, "probes are off: --probe runs pods that each hold one share of a GPU on one "+
+			"node, and shows whether two are bound to the same physical GPU")
 		return r, nil
 	}
 	t, skip, err := planSharing(ctx, env, &r)
@@ -177,9 +178,12 @@ func planSharing(ctx context.Context, env *checks.Env, r *checks.Result) (shareT
 		offers = append(offers, o...)
 	}
 	if len(offers) == 0 {
-		skip := "no Ready accelerator node exposes NVIDIA GPU shares a pod can ask for through a resource (time-slicing or MPS replicas, oversubscription, MIG partitions); gpu-sharing says what the nodes expose"
+		skip := "no Ready accelerator node exposes NVIDIA GPU shares a pod can ask for " +
+			"through a resource (time-slicing or MPS replicas, oversubscription, MIG " +
+			"partitions); gpu-sharing says what the nodes expose"
 		if len(draOnly) > 0 {
-			skip = fmt.Sprintf("%s shares GPUs through DRA only, which a pod asks for by a ResourceClaim, not a resource: gpu-sharing reads those partitions, dra-probe allocates a device", checks.CapLines(draOnly, 3, ", "))
+			skip = fmt.Sprintf("%s shares GPUs through DRA only, which a pod asks for by a ResourceClaim, "+
+				"not a resource: gpu-sharing reads those partitions, dra-probe allocates a device", checks.CapLines(draOnly, 3, ", "))
 		}
 		return shareTarget{}, skip, nil
 	}
@@ -198,7 +202,8 @@ func planSharing(ctx context.Context, env *checks.Env, r *checks.Result) (shareT
 		for _, o := range offers {
 			have = append(have, fmt.Sprintf("%s %d of %s", o.node.Name, o.free, o.res))
 		}
-		return shareTarget{}, "", fmt.Errorf("no Ready, schedulable node has two GPU shares free for the probe's pods (free: %s): it cannot be judged while they are in use", checks.CapLines(have, 5, ", "))
+		return shareTarget{}, "", fmt.Errorf("no Ready, schedulable node has two GPU shares free for the probe's pods "+
+			"(free: %s): it cannot be judged while they are in use", checks.CapLines(have, 5, ", "))
 	}
 	i := slices.IndexFunc(ns, func(ln *labelledNode) bool { return ln.node.Name == t.node.Name })
 	labelEvidence(ctx, env, r, ns[i:i+1], func(v vendorLabels) []string {
@@ -458,11 +463,13 @@ func judgeSharing(seen []podSeen, t shareTarget) (checks.Status, string) {
 	for _, p := range seen {
 		g, ok := gpusOf(p)
 		if !ok {
-			return checks.Error, fmt.Sprintf("pod %s printed none of the probe's commands: it did not run the script (is --probe-shell-image an image with sh and echo?)", p.pod)
+			return checks.Error, fmt.Sprintf("pod %s printed none of the probe's commands: it did not run the script (is "+
+				"--probe-shell-image an image with sh and echo?)", p.pod)
 		}
 		switch len(g.gpus) {
 		case 0:
-			return checks.Fail, fmt.Sprintf("pod %s, holding one %s on node %s, sees no GPU: `%s` printed %s; NVIDIA_VISIBLE_DEVICES is %s", p.pod, t.res, t.node.Name, smiListCommand, quoteOutput(p.out[smiListCommand]), quoteOutput(p.out[visibleCommand]))
+			return checks.Fail, fmt.Sprintf("pod %s, holding one %s on node %s, sees no GPU: `%s` printed %s; "+
+				"NVIDIA_VISIBLE_DEVICES is %s", p.pod, t.res, t.node.Name, smiListCommand, quoteOutput(p.out[smiListCommand]), quoteOutput(p.out[visibleCommand]))
 		case 1:
 		default:
 			return checks.Fail, fmt.Sprintf("pod %s, holding one %s on node %s, sees %d GPUs (%s, by %s): a share is not bound to one device", p.pod, t.res, t.node.Name, len(g.gpus), strings.Join(g.gpus, ", "), g.from)
@@ -492,7 +499,8 @@ func judgeSharing(seen []podSeen, t shareTarget) (checks.Status, string) {
 		}
 	}
 	if t.forced {
-		return checks.Fail, fmt.Sprintf("the %d pods %s see %d different GPUs, on a node that publishes %s: the shares are not shares of its GPUs (%s)", t.pods, where, len(all), checks.Plural(t.gpus, "GPU"), describeGPUs(all))
+		return checks.Fail, fmt.Sprintf("the %d pods %s see %d different GPUs, on a node that publishes %s: the "+
+			"shares are not shares of its GPUs (%s)", t.pods, where, len(all), checks.Plural(t.gpus, "GPU"), describeGPUs(all))
 	}
 	of := "a node that does not publish how many GPUs its shares are cut from"
 	switch {
@@ -501,7 +509,8 @@ func judgeSharing(seen []podSeen, t shareTarget) (checks.Status, string) {
 	case t.gpus > 0:
 		of = fmt.Sprintf("a node of %s (%d shares free, too few to run %d pods and force two onto one GPU)", checks.Plural(t.gpus, "GPU"), t.free, t.gpus+1)
 	}
-	return checks.Warn, fmt.Sprintf("the pods %s were given shares of different GPUs (%s) of %s: the device plugin chose where each went, which neither shows nor disproves that a GPU is shared", where, describeGPUs(all), of)
+	return checks.Warn, fmt.Sprintf("the pods %s were given shares of different GPUs (%s) of %s: the device "+
+		"plugin chose where each went, which neither shows nor disproves that a GPU is shared", where, describeGPUs(all), of)
 }
 
 // pairDetail is what two pods were shown of one GPU: once when it is

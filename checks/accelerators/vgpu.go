@@ -55,10 +55,13 @@ func (VirtualizedAccelerators) Run(ctx context.Context, env *checks.Env) (checks
 			return r, verr
 		}
 		if vendors != "" {
-			r.Finish(checks.Skip, "the accelerators of %s have no virtualized form (%s, per accelerators.yaml), and the requirement asks it only of accelerators that do", checks.Plural(len(ns), "accelerator node"), vendors)
+			r.Finish(checks.Skip, "the accelerators of %s have no virtualized form (%s, per "+
+				"accelerators.yaml), and the requirement asks it only of accelerators that do", checks.Plural(len(ns), "accelerator node"), vendors)
 			return r, nil
 		}
-		r.Finish(checks.Fail, "none of %s exposes a virtualized accelerator: no vGPU guest (nvidia.com/vgpu.present), no vGPU for virtual machines (vm-vgpu), no virtual function (vf-passthrough), no DRA device of type vgpu", checks.Plural(len(ns), "accelerator node"))
+		r.Finish(checks.Fail, "none of %s exposes a virtualized accelerator: no vGPU guest "+
+			"(nvidia.com/vgpu.present), no vGPU for virtual machines (vm-vgpu), no "+
+			"virtual function (vf-passthrough), no DRA device of type vgpu", checks.Plural(len(ns), "accelerator node"))
 		return r, nil
 	}
 	var parts []string

@@ -52,7 +52,13 @@ const maxPoolNamespaces = 20
 
 // poolColumns show a pool's selector, picker and what its gateways say;
 // kubectl's own columns show only its age.
-const poolColumns = `NAMESPACE:.metadata.namespace,NAME:.metadata.name,SELECTOR:.spec.selector.matchLabels,PICKER:.spec.endpointPickerRef.name,PICKER_PORT:.spec.endpointPickerRef.port.number,FAILURE_MODE:.spec.endpointPickerRef.failureMode,PARENTS:.status.parents[*].parentRef.name,ACCEPTED:.status.parents[*].conditions[?(@.type=="Accepted")].status,RESOLVED_REFS:.status.parents[*].conditions[?(@.type=="ResolvedRefs")].status`
+const poolColumns = `NAMESPACE:.metadata.namespace,NAME:.metadata.name,` +
+	`SELECTOR:.spec.selector.matchLabels,PICKER:.spec.endpointPickerRef.name,` +
+	`PICKER_PORT:.spec.endpointPickerRef.port.number,` +
+	`FAILURE_MODE:.spec.endpointPickerRef.failureMode,` +
+	`PARENTS:.status.parents[*].parentRef.name,` +
+	`ACCEPTED:.status.parents[*].conditions[?(@.type=="Accepted")].status,` +
+	`RESOLVED_REFS:.status.parents[*].conditions[?(@.type=="ResolvedRefs")].status`
 
 // Run implements checks.Check.
 func (InferencePoolsReady) Run(ctx context.Context, env *checks.Env) (checks.Result, error) {

@@ -37,7 +37,10 @@ func (InferenceRoutesAccepted) Meta() checks.Meta {
 
 // inferenceRouteColumns show each route's parents' word and the kinds and
 // names of its backends.
-const inferenceRouteColumns = `NAMESPACE:.metadata.namespace,NAME:.metadata.name,PARENTS:.spec.parentRefs[*].name,ACCEPTED:.status.parents[*].conditions[?(@.type=="Accepted")].status,RESOLVED_REFS:.status.parents[*].conditions[?(@.type=="ResolvedRefs")].status,BACKEND_KINDS:.spec.rules[*].backendRefs[*].kind,BACKENDS:.spec.rules[*].backendRefs[*].name`
+const inferenceRouteColumns = `NAMESPACE:.metadata.namespace,NAME:.metadata.name,` +
+	`PARENTS:.spec.parentRefs[*].name,` +
+	`ACCEPTED:.status.parents[*].conditions[?(@.type=="Accepted")].status,` +
+	`RESOLVED_REFS:.status.parents[*].conditions[?(@.type=="ResolvedRefs")].status,BACKEND_KINDS:.spec.rules[*].backendRefs[*].kind,BACKENDS:.spec.rules[*].backendRefs[*].name`
 
 // Run implements checks.Check.
 func (InferenceRoutesAccepted) Run(ctx context.Context, env *checks.Env) (checks.Result, error) {
@@ -64,7 +67,8 @@ func (InferenceRoutesAccepted) Run(ctx context.Context, env *checks.Env) (checks
 		// As httproutes-accepted without a route: a route to a pool is
 		// what a model's owner writes, and without one nothing shows the
 		// gateway routing to a pool either way.
-		r.Finish(checks.Skip, "no HTTPRoute sends to an InferencePool (a backendRef of group %s, kind %s): nothing shows a gateway routing to one", inferenceGroup, poolKind)
+		r.Finish(checks.Skip, "no HTTPRoute sends to an InferencePool (a backendRef of group %s, kind %s): "+
+			"nothing shows a gateway routing to one", inferenceGroup, poolKind)
 		return r, nil
 	}
 	inf, err := readInferenceAPI(ctx, env)

@@ -350,16 +350,20 @@ func (NetworkDevices) Run(ctx context.Context, env *checks.Env) (checks.Result, 
 		r.Details = append(r.Details, bare...)
 		r.Finish(checks.Pass, "%s", checks.CapLines(described, 2, "; "))
 	case len(bare) > 0:
-		r.Finish(checks.Warn, "%s: the scheduler cannot tell the devices apart (no interface, PCI address, NUMA node or RDMA to select on)", checks.CapLines(bare, 2, "; "))
+		r.Finish(checks.Warn, "%s: the scheduler cannot tell the devices apart (no interface, PCI address, "+
+			"NUMA node or RDMA to select on)", checks.CapLines(bare, 2, "; "))
 	case len(counted) > 0:
-		r.Finish(checks.Warn, "network devices are only device-plugin resources (%s): schedulable by count, but their characteristics (RDMA, PCI address, NUMA node) are not discoverable to the scheduler",
+		r.Finish(checks.Warn, "network devices are only device-plugin resources (%s): schedulable by "+
+			"count, but their characteristics (RDMA, PCI address, NUMA node) are not "+
+			"discoverable to the scheduler",
 			checks.CapLines(counted, 3, ", "))
 	default:
 		why := ""
 		if !served {
 			why = fmt.Sprintf(" (%s/%s is not served)", hardware.DRAGroup, hardware.DRAVersion)
 		}
-		r.Finish(checks.Fail, "no network device is exposed as a resource: no network DRA driver (%s) publishes devices%s, and no node offers a network device plugin's resource (%s)",
+		r.Finish(checks.Fail, "no network device is exposed as a resource: no network DRA driver (%s) "+
+			"publishes devices%s, and no node offers a network device plugin's resource (%s)",
 			strings.Join(data.drivers(), ", "), why, strings.Join(data.patterns(), ", "))
 	}
 	return r, nil

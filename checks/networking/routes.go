@@ -40,7 +40,10 @@ func (HTTPRoutesAccepted) Meta() checks.Meta {
 // routeColumns shows what a route's status says per parent, and the
 // weights and header matches of its rules; kubectl's own columns show
 // only hostnames.
-const routeColumns = `NAMESPACE:.metadata.namespace,NAME:.metadata.name,PARENTS:.spec.parentRefs[*].name,ACCEPTED:.status.parents[*].conditions[?(@.type=="Accepted")].status,RESOLVED_REFS:.status.parents[*].conditions[?(@.type=="ResolvedRefs")].status,WEIGHTS:.spec.rules[*].backendRefs[*].weight,HEADERS:.spec.rules[*].matches[*].headers[*].name`
+const routeColumns = `NAMESPACE:.metadata.namespace,NAME:.metadata.name,` +
+	`PARENTS:.spec.parentRefs[*].name,` +
+	`ACCEPTED:.status.parents[*].conditions[?(@.type=="Accepted")].status,` +
+	`RESOLVED_REFS:.status.parents[*].conditions[?(@.type=="ResolvedRefs")].status,WEIGHTS:.spec.rules[*].backendRefs[*].weight,HEADERS:.spec.rules[*].matches[*].headers[*].name`
 
 // Run implements checks.Check.
 func (HTTPRoutesAccepted) Run(ctx context.Context, env *checks.Env) (checks.Result, error) {

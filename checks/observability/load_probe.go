@@ -243,7 +243,8 @@ func planLoad(ctx context.Context, env *checks.Env, r *checks.Result) (loadTarge
 	}
 	pick, skip, err := hardware.PickAcceleratorNode(ctx, env, loads)
 	if skip != "" {
-		skip = "no Ready node offers an accelerator resource the probe knows how to load (NVIDIA's nvidia.com/gpu): accelerator-metrics judges the others' metrics read-only"
+		skip = "no Ready node offers an accelerator resource the probe knows how to load " +
+			"(NVIDIA's nvidia.com/gpu): accelerator-metrics judges the others' metrics read-only"
 	}
 	if err != nil || skip != "" {
 		return loadTarget{}, skip, err
@@ -509,13 +510,15 @@ func (o *loadObservation) verdict(t loadTarget, lw *loadWatch) (checks.Status, s
 		if o.mine != nil {
 			return checks.Pass, fmt.Sprintf("%s, the accelerator %s ties to the probe's pod %s/%s: %s, read through the API server", on, t.exporter.Name, o.namespace, o.pod, from)
 		}
-		return checks.Warn, fmt.Sprintf("%s, %s while the probe's load ran, but no series of %s names the probe's pod (its pod mapping is off), so the rise cannot be tied to the load", on, from, t.exporter.Name)
+		return checks.Warn, fmt.Sprintf("%s, %s while the probe's load ran, but no series of %s names the probe's "+
+			"pod (its pod mapping is off), so the rise cannot be tied to the load", on, from, t.exporter.Name)
 	}
 	if o.reads == 0 {
 		return checks.Error, fmt.Sprintf("%s, %s could not be read while the load ran: %s", on, t.exporter.Name, o.problem)
 	}
 	if code, why, failed := lw.failure(); failed {
-		return checks.Error, fmt.Sprintf("%s, the load did not run to its end: container %s exited %d (%s), and no device's %s rose (its logs are in the evidence; is --probe-load-image an image with %s?)", on, loadContainer, code, why, o.metric.Metric, t.exporter.Load.Command[0])
+		return checks.Error, fmt.Sprintf("%s, the load did not run to its end: container %s exited %d (%s), and no "+
+			"device's %s rose (its logs are in the evidence; is --probe-load-image an image with %s?)", on, loadContainer, code, why, o.metric.Metric, t.exporter.Load.Command[0])
 	}
 	ran := "ran to its end"
 	if !lw.ended() {

@@ -339,7 +339,8 @@ func podMonitor(monitorLabels map[string]string) *unstructured.Unstructured {
 // BusyBox's httpd, in the foreground, from the pod's emptyDir.
 func metricsScript(runID string) string {
 	body := "# HELP aiconform_probe_up A series of one aiconform probe run.\\n# TYPE aiconform_probe_up gauge\\naiconform_probe_up{run=\\\"" + runID + "\\\"} 1\\n"
-	return fmt.Sprintf(`busybox mkdir -p /www/metrics && printf "%s" > /www/metrics/index.txt && echo 'I:index.txt' > /www/httpd.conf && exec busybox httpd -f -v -p %d -h /www -c /www/httpd.conf`, body, metricsPort)
+	return fmt.Sprintf(`busybox mkdir -p /www/metrics && printf "%s" > /www/metrics/index.txt && `+
+		`echo 'I:index.txt' > /www/httpd.conf && exec busybox httpd -f -v -p %d -h /www -c /www/httpd.conf`, body, metricsPort)
 }
 
 // metricsCPU is the CPU (request and limit) of the probe's pod. httpd
@@ -611,7 +612,8 @@ func (o *observation) verdict(d discoverer, s *probe.Session) (checks.Status, st
 		if o.discoveredAt.Before(o.upAt) {
 			first = fmt.Sprintf(" (first seen %s after)", probe.Seconds(o.discoveredAt.Sub(o.readyAt)))
 		}
-		return checks.Pass, fmt.Sprintf("%s discovered the probe's pod %s/%s %s as target %s (scrape pool %s) and scraped it, up, %s after the pod was Ready%s; the query %s returns its series",
+		return checks.Pass, fmt.Sprintf("%s discovered the probe's pod %s/%s %s as target %s (scrape pool %s) and "+
+			"scraped it, up, %s after the pod was Ready%s; the query %s returns its series",
 			who, s.Namespace, metricsName, d.how(), o.target.ScrapeURL, o.target.ScrapePool, probe.Seconds(o.upAt.Sub(o.readyAt)), first, o.query)
 	case o.target == nil && o.problem != "":
 		return checks.Error, fmt.Sprintf("%s could not be read %s: %s", who, within, o.problem)

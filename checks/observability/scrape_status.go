@@ -317,9 +317,11 @@ func (v *collectorView) judge(now time.Time) {
 	case len(v.collectors) > 0 && readyPods == 0 && v.healthy == 0:
 		v.problem = "its collectors have no ready pod: " + strings.Join(running, ", ")
 	case len(sys.Scrapes) == 0:
-		v.unseen = fmt.Sprintf("it runs (%s), but what it scrapes is configured and reported outside the objects aiconform reads: its targets are kept in %s", strings.Join(running, ", "), where)
+		v.unseen = fmt.Sprintf("it runs (%s), but what it scrapes is configured and reported outside the "+
+			"objects aiconform reads: its targets are kept in %s", strings.Join(running, ", "), where)
 	case len(selecting) == 0 && sys.OtherConfig != "":
-		v.unseen = fmt.Sprintf("no %s selects a workload of the cluster; what %s tell it to scrape is not read, and its targets are kept in %s", kinds, sys.OtherConfig, where)
+		v.unseen = fmt.Sprintf("no %s selects a workload of the cluster; what %s tell it to scrape is not "+
+			"read, and its targets are kept in %s", kinds, sys.OtherConfig, where)
 	case len(selecting) == 0:
 		v.problem = fmt.Sprintf("no %s selects a workload of the cluster (%s)", kinds, checks.Plural(len(v.configs), "object"))
 	case len(withStatus) == 0:

@@ -261,7 +261,8 @@ func (MonitoringTargets) Run(ctx context.Context, env *checks.Env) (checks.Resul
 		st := &results[i]
 		st.server = s
 		if local := m.listeningLocally(s); local != "" {
-			st.unseen = fmt.Sprintf("Prometheus %s listens on its pods' loopback only (spec.listenLocal), behind a proxy of its own: its targets cannot be read through the API server", local)
+			st.unseen = fmt.Sprintf("Prometheus %s listens on its pods' loopback only (spec.listenLocal), behind "+
+				"a proxy of its own: its targets cannot be read through the API server", local)
 			continue
 		}
 		body, _, err := env.Cluster.Raw(ctx, s.targetsPath(""))

@@ -108,7 +108,8 @@ func (ControllerLease) Run(ctx context.Context, env *checks.Env) (checks.Result,
 			r.Details = []string{r.Reason}
 			return r, nil
 		}
-		r.Finish(checks.Warn, "no Lease %s: leader election is off, which is allowed for a single replica (%s), but nothing shows which controller leads", id, checks.Plural(len(running), "controller pod"))
+		r.Finish(checks.Warn, "no Lease %s: leader election is off, which is allowed for a single replica "+
+			"(%s), but nothing shows which controller leads", id, checks.Plural(len(running), "controller pod"))
 		return r, nil
 	}
 

@@ -425,7 +425,8 @@ func (w *canaryWatch) diagnose(ctx context.Context, env *checks.Env, ns string, 
 	var causes []string
 	waited := probe.Seconds(w.env.Now().Sub(w.timeline.T0))
 	if !w.statusSeen {
-		causes = append(causes, fmt.Sprintf("the controller wrote no status in %s: it is not reconciling (is it running and holding its lease? see controller-ready and controller-lease)", waited))
+		causes = append(causes, fmt.Sprintf("the controller wrote no status in %s: it is not reconciling (is it running "+
+			"and holding its lease? see controller-ready and controller-lease)", waited))
 	}
 	if w.cr != nil {
 		causes = append(causes, conditionCauses(w.cr, *w.k)...)

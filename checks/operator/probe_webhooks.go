@@ -114,7 +114,8 @@ func (WebhooksAnswer) Run(ctx context.Context, env *checks.Env) (checks.Result, 
 	canary.SetName(canary.GetName() + "-dry-run")
 	got, admitErr := s.DryRun(ctx, cm, canary)
 	if err := writeStep(&r, env, s.NamespaceOf(cm), canary, got, admitErr, true,
-		fmt.Sprintf("a valid %s, sent as a dry run: it must be admitted; what comes back shows the defaults the webhooks and schema added", canary.GetKind())); err != nil {
+		fmt.Sprintf("a valid %s, sent as a dry run: it must be admitted; what comes back shows "+
+			"the defaults the webhooks and schema added", canary.GetKind())); err != nil {
 		return r, err
 	}
 	if admitErr != nil {
@@ -188,7 +189,8 @@ func judgeDenial(err error, want checks.WebhookName, twins []string, deniedWith,
 			return checks.Pass, fmt.Sprintf("webhook %s denied the invalid %s (%s); the message is its own, not that of the webhook of the same name in %s",
 				want, kind, firstLine(why), strings.Join(twins, ", "))
 		case deniedWith != "":
-			return checks.Error, fmt.Sprintf("a webhook named %q denied the invalid %s, but with %q, not the operator's %q: the same-named webhook in %s may have answered first, so the operator's answer is unseen",
+			return checks.Error, fmt.Sprintf("a webhook named %q denied the invalid %s, but with %q, not the operator's "+
+				"%q: the same-named webhook in %s may have answered first, so the operator's answer is unseen",
 				want.Webhook, kind, firstLine(why), deniedWith, strings.Join(twins, ", "))
 		}
 		return checks.Warn, fmt.Sprintf("a webhook named %q denied the invalid %s, but configurations %s and %s share that name",
@@ -198,7 +200,8 @@ func judgeDenial(err error, want checks.WebhookName, twins []string, deniedWith,
 		return checks.Error, "another webhook denied the invalid resource before the operator's answer could be seen: " + msg
 	}
 	if apierrors.IsInvalid(err) && !strings.Contains(msg, "webhook") {
-		return checks.Error, "the API server refused the invalid resource before any webhook saw it (schema validation); the profile's invalid resource must pass the CRD's schema: " + msg
+		return checks.Error, "the API server refused the invalid resource before any webhook saw it " +
+			"(schema validation); the profile's invalid resource must pass the CRD's schema: " + msg
 	}
 	return judgeCallError(err)
 }

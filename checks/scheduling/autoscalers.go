@@ -225,7 +225,8 @@ func (a *autoscalers) lookedFor() string {
 	for _, k := range d.NodeGroupKinds {
 		kinds = append(kinds, k.CRD)
 	}
-	return fmt.Sprintf("Karpenter (CRD %s), cluster-autoscaler (its status ConfigMap %s, in any namespace, and its Deployment, by its pod labels) and node groups of %s",
+	return fmt.Sprintf("Karpenter (CRD %s), cluster-autoscaler (its status ConfigMap %s, in any "+
+		"namespace, and its Deployment, by its pod labels) and node groups of %s",
 		d.Karpenter.NodePools, d.ClusterAutoscaler.StatusConfigMap, strings.Join(kinds, ", "))
 }
 
@@ -491,7 +492,8 @@ func (AutoscalerFound) Run(ctx context.Context, env *checks.Env) (checks.Result,
 			warns = append(warns, "Karpenter has no NodePool: it adds no node")
 		}
 		if name := a.karpenterOutside(); name != "" {
-			outside = append(outside, name+": the platform runs Karpenter's controller outside the cluster, not seen here; judged by its NodePools' conditions and NodeClaims")
+			outside = append(outside, name+": the platform runs Karpenter's controller outside the cluster, not seen "+
+				"here; judged by its NodePools' conditions and NodeClaims")
 		}
 	}
 	if c := a.ca; c != nil {
@@ -530,7 +532,8 @@ func (AutoscalerFound) Run(ctx context.Context, env *checks.Env) (checks.Result,
 		}
 		found = append(found, fmt.Sprintf("%s, %s an autoscaler grows", k.kind.Name, checks.Plural(n, k.res.Kind)))
 		if k.kind.Runner == "cluster-autoscaler" && a.ca == nil && len(a.caDeployments) == 0 {
-			warns = append(warns, fmt.Sprintf("nothing in this cluster runs cluster-autoscaler, which grows %s's %ss: it may run in another cluster (a management cluster), which this audit does not read", k.kind.Name, k.res.Kind))
+			warns = append(warns, fmt.Sprintf("nothing in this cluster runs cluster-autoscaler, which grows %s's %ss: it "+
+				"may run in another cluster (a management cluster), which this audit does not read", k.kind.Name, k.res.Kind))
 		}
 		for _, need := range k.kind.Needs {
 			if k.needs[need] == 0 {

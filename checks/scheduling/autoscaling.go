@@ -101,7 +101,8 @@ func (AcceleratorNodeGroups) Run(ctx context.Context, env *checks.Env) (checks.R
 	case len(full) > 0:
 		r.Finish(checks.Warn, "no accelerator node group can grow: %s", checks.CapLines(full, 3, "; "))
 	case len(untold) > 0:
-		r.Finish(checks.Warn, "no node group is known to add accelerator nodes; %s cannot be told (no node now, nothing in the spec): %s", checks.Plural(len(untold), "group"), checks.CapLines(untold, 3, ", "))
+		r.Finish(checks.Warn, "no node group is known to add accelerator nodes; %s cannot be told (no node "+
+			"now, nothing in the spec): %s", checks.Plural(len(untold), "group"), checks.CapLines(untold, 3, ", "))
 	case outside != "":
 		// The platform may add accelerator nodes by limits it keeps
 		// outside the cluster (GKE's cluster-wide auto-provisioning).
@@ -185,7 +186,9 @@ func (AcceleratorScaleUps) Run(ctx context.Context, env *checks.Env) (checks.Res
 		}
 	}
 	if len(shown) == 0 {
-		r.Finish(checks.Skip, "no accelerator node added on record (Karpenter NodeClaims with accelerators, cluster-autoscaler TriggeredScaleUp events for an accelerator group): nothing of the cluster's own shows the autoscaler at work")
+		r.Finish(checks.Skip, "no accelerator node added on record (Karpenter NodeClaims with "+
+			"accelerators, cluster-autoscaler TriggeredScaleUp events for an accelerator "+
+			"group): nothing of the cluster's own shows the autoscaler at work")
 		return r, nil
 	}
 	r.Details = shown

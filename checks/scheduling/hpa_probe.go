@@ -165,7 +165,8 @@ func (c HPAProbe) Run(ctx context.Context, env *checks.Env) (r checks.Result, _ 
 	}
 	if !served.external && served.custom == "" {
 		r.AddEvidence(ctx, env, cluster.Get{Resources: []cluster.Resource{cluster.APIServices}, Grep: cluster.GrepAny("NAME", "metrics.k8s.io")}, "the metrics APIs the aggregator serves")
-		r.Finish(checks.Skip, "neither %s nor %s is served and Available (%s): the probe has no metric to scale on but CPU and memory, which the requirement does not count", customMetricsGroup, externalMetricsGroup, strings.Join(served.missing, "; "))
+		r.Finish(checks.Skip, "neither %s nor %s is served and Available (%s): the probe has no metric to "+
+			"scale on but CPU and memory, which the requirement does not count", customMetricsGroup, externalMetricsGroup, strings.Join(served.missing, "; "))
 		return r, nil
 	}
 	pr, err := checks.StartProbing(ctx, env, &r)
@@ -249,7 +250,8 @@ func (c HPAProbe) Run(ctx context.Context, env *checks.Env) (r checks.Result, _ 
 			for _, m := range candidates {
 				names = append(names, m.label())
 			}
-			return finish(checks.Skip, "no custom metric tried had a value above zero for the probe's pod within %s (%s): name one with --hpa-metric", s.Timeout, strings.Join(names, ", "))
+			return finish(checks.Skip, "no custom metric tried had a value above zero for the probe's pod within %s "+
+				"(%s): name one with --hpa-metric", s.Timeout, strings.Join(names, ", "))
 		}
 		chosen = m
 	}
@@ -303,7 +305,8 @@ func (c HPAProbe) Run(ctx context.Context, env *checks.Env) (r checks.Result, _ 
 	}
 	downIn := env.Now().Sub(t1)
 	w.timeline.Add(env.Now(), "scaled down: 1 pod left")
-	return finish(checks.Pass, "an HPA on %s scaled pods requesting %s from 1 to 2 in %s, both bound to nodes, and back to 1 in %s", chosen.valued(), acc, probe.Seconds(upIn), probe.Seconds(downIn))
+	return finish(checks.Pass, "an HPA on %s scaled pods requesting %s from 1 to 2 in %s, both bound to "+
+		"nodes, and back to 1 in %s", chosen.valued(), acc, probe.Seconds(upIn), probe.Seconds(downIn))
 }
 
 // hpaTag names the probe's watch of its HPA.

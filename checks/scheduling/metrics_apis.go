@@ -135,7 +135,8 @@ func (MetricsAPIs) Run(ctx context.Context, env *checks.Env) (checks.Result, err
 	case len(unavailable) > 0:
 		r.Finish(checks.Fail, "%s not Available: %s", checks.Plural(len(unavailable), "metrics APIService"), unavailable[0])
 	case scalable == 0:
-		r.Finish(checks.Fail, "neither %s nor %s is registered: an HPA can scale on CPU and memory only (looked for their APIServices)", customMetricsGroup, externalMetricsGroup)
+		r.Finish(checks.Fail, "neither %s nor %s is registered: an HPA can scale on CPU and memory only "+
+			"(looked for their APIServices)", customMetricsGroup, externalMetricsGroup)
 	case len(available[resourceMetricsGroup]) == 0:
 		r.Finish(checks.Warn, "%s; %s is not registered: HPAs on CPU or memory have nothing to read", servedBy(available), resourceMetricsGroup)
 	default:

@@ -99,7 +99,8 @@ func planScaleUp(res corev1.ResourceName, perNode int64, nodes []hardware.FreeNo
 		p.perPod, p.pods = most+1, 1
 		p.why = fmt.Sprintf("one pod requesting %d %s: no Ready node has more than %d free, a new node has %d", p.perPod, res, most, perNode)
 	case whole > maxFilled:
-		return p, fmt.Errorf("%d Ready nodes have a whole node's %d %s free: the probe fills at most %d before the pod that must wait for a new node", whole, perNode, res, maxFilled)
+		return p, fmt.Errorf("%d Ready nodes have a whole node's %d %s free: the probe fills at most %d "+
+			"before the pod that must wait for a new node", whole, perNode, res, maxFilled)
 	default:
 		p.perPod, p.pods = perNode, whole+1
 		p.why = fmt.Sprintf("%d pods requesting %d %s each: %s it free, so the last must wait for a new node", p.pods, perNode, res, checks.Plural(whole, "Ready node has"))
@@ -241,7 +242,8 @@ func (ScaleUpProbe) Run(ctx context.Context, env *checks.Env) (r checks.Result, 
 	if ok, err := phase(func() bool { return w.removed[node.Name] }); err != nil {
 		return r, err
 	} else if !ok {
-		return finish(checks.Warn, "%s; the node was still there %s after the pods were deleted: the autoscaler's scale-down delay may be longer (raise --probe-timeout to see it)", up, s.Timeout)
+		return finish(checks.Warn, "%s; the node was still there %s after the pods were deleted: the "+
+			"autoscaler's scale-down delay may be longer (raise --probe-timeout to see it)", up, s.Timeout)
 	}
 	return finish(checks.Pass, "%s; the node was removed %s after the pods were deleted", up, probe.Seconds(env.Now().Sub(deleted)))
 }

@@ -209,10 +209,12 @@ func (DeviceAccessMediated) Run(ctx context.Context, env *checks.Env) (checks.Re
 		}
 	}
 	if len(stack) > 0 {
-		r.Details = append(r.Details, "accelerator stack (pods that register with the kubelet as device plugins or DRA drivers, and their namespaces' other pods, exempt): namespaces "+strings.Join(checks.SortedKeys(stack), ", "))
+		r.Details = append(r.Details, "accelerator stack (pods that register with the kubelet as device plugins or "+
+			"DRA drivers, and their namespaces' other pods, exempt): namespaces "+strings.Join(checks.SortedKeys(stack), ", "))
 	}
 	if len(agents) > 0 {
-		r.Details = append(r.Details, fmt.Sprintf("privileged node agents (DaemonSet or static pods) outside the accelerator stack, with every device of their node: %s", checks.CapLines(agents, 5, ", ")))
+		r.Details = append(r.Details, fmt.Sprintf("privileged node agents (DaemonSet or static pods) outside the accelerator "+
+			"stack, with every device of their node: %s", checks.CapLines(agents, 5, ", ")))
 	}
 	r.Details = append(r.Details, fails...)
 	r.Details = append(r.Details, warns...)
@@ -223,7 +225,8 @@ func (DeviceAccessMediated) Run(ctx context.Context, env *checks.Env) (checks.Re
 	case len(warns) > 0:
 		r.Finish(checks.Warn, "on %s, %s devices outside a request: %s", where, containers(len(warns), "container", "names or mounts", "name or mount"), checks.CapLines(warns, 3, "; "))
 	default:
-		r.Finish(checks.Pass, "on %s, no pod outside the accelerator stack reaches a device around a request; %s with accelerators by request", where, checks.Plural(len(byRequest), "pod"))
+		r.Finish(checks.Pass, "on %s, no pod outside the accelerator stack reaches a device around a "+
+			"request; %s with accelerators by request", where, checks.Plural(len(byRequest), "pod"))
 	}
 	return r, nil
 }

@@ -179,7 +179,8 @@ func judgeIsolation(views map[string]deviceView, plan devicePlan) (checks.Status
 	for _, key := range checks.SortedKeys(views) {
 		v := views[key]
 		if !v.listed {
-			fails = append(fails, fmt.Sprintf("container %s printed no listing of /dev: it did not run the probe's script (is --probe-shell-image an image with sh and ls?)", key))
+			fails = append(fails, fmt.Sprintf("container %s printed no listing of /dev: it did not run the probe's script "+
+				"(is --probe-shell-image an image with sh and ls?)", key))
 			continue
 		}
 		if strings.HasSuffix(key, "/"+holder) {

@@ -156,5 +156,6 @@ func judgeKernels(in, beside kernelView) (checks.Status, string) {
 	case in.bootID == beside.bootID:
 		return checks.Fail, fmt.Sprintf("the sandboxed pod sees the node's own kernel (release %s, boot id %s), as the pod beside it does", in.release, in.bootID)
 	}
-	return checks.Pass, fmt.Sprintf("the sandboxed pod sees a kernel of its own (release %s, boot id %s), the pod beside it the node's (release %s, boot id %s)", in.release, in.bootID, beside.release, beside.bootID)
+	return checks.Pass, fmt.Sprintf("the sandboxed pod sees a kernel of its own (release %s, boot id %s), the "+
+		"pod beside it the node's (release %s, boot id %s)", in.release, in.bootID, beside.release, beside.bootID)
 }

@@ -119,8 +119,10 @@ would reject it, which it will until the vendor adds what aiconform cannot judge
 	f.StringVar(&o.OutDir, "out", "", "the submission directory to write (vX.Y/<product> in the program's repository)")
 	f.BoolVar(&o.Force, "force", false, "write into a directory that is not empty; files build does not make are left alone")
 	f.StringVar(&o.From, "from", "", "take the results from this report.json of an earlier run instead of running the checks")
-	f.StringArrayVar(&o.WithJUnit, "with-junit", nil, "the JUnit XML of another test suite, copied in and cited where its testcases map to a requirement and all passed (repeatable; checklist 1.37 on)")
-	f.StringVar(&o.JUnitMap, "junit-map", "", "a YAML file mapping requirement ids to lists of testcase names or regular expressions of the --with-junit suites; it wins over mapping by name")
+	f.StringArrayVar(&o.WithJUnit, "with-junit", nil, "the JUnit XML of another test suite, copied in and cited where its "+
+		"testcases map to a requirement and all passed (repeatable; checklist 1.37 on)")
+	f.StringVar(&o.JUnitMap, "junit-map", "", "a YAML file mapping requirement ids to lists of testcase names or regular "+
+		"expressions of the --with-junit suites; it wins over mapping by name")
 	return cmd
 }
 
@@ -221,7 +223,9 @@ func (o *SubmissionBuildOptions) Run(ctx context.Context) error {
 		return err
 	}
 	if pkg.TemplateWorkedOn {
-		fmt.Fprintf(out, "note: %s is a PRODUCT.yaml, not the official template, so its descriptions prove nothing: before you submit, run aiconform submission lint %s --template AIConformance-%s.yaml\n",
+		fmt.Fprintf(out, "note: %s is a PRODUCT.yaml, not the official template, so its descriptions "+
+			"prove nothing: before you submit, run aiconform submission lint %s "+
+			"--template AIConformance-%s.yaml\n",
 			o.Template, o.OutDir, tpl.Checklist.Version)
 	}
 	if len(lint.Problems) > 0 {
@@ -231,7 +235,8 @@ func (o *SubmissionBuildOptions) Run(ctx context.Context) error {
 				vendorMust++
 			}
 		}
-		return &notMetError{msg: fmt.Sprintf("%s is not ready to submit: %d problem(s), %d MUST requirement(s) waiting for the vendor's evidence", o.OutDir, len(lint.Problems), vendorMust)}
+		return &notMetError{msg: fmt.Sprintf("%s is not ready to submit: %d problem(s), %d MUST requirement(s) waiting "+
+			"for the vendor's evidence", o.OutDir, len(lint.Problems), vendorMust)}
 	}
 	return nil
 }
@@ -243,7 +248,8 @@ func (o *SubmissionBuildOptions) readSuites(tpl *submission.Template) ([]*submis
 		return nil, nil, nil
 	}
 	if !tpl.Checklist.FileEvidence {
-		return nil, nil, usageErrorf("--with-junit: checklist %s does not accept test reports as evidence (file://FILE#TestName); the program accepts them from checklist 1.37", tpl.Checklist.Version)
+		return nil, nil, usageErrorf("--with-junit: checklist %s does not accept test reports as evidence "+
+			"(file://FILE#TestName); the program accepts them from checklist 1.37", tpl.Checklist.Version)
 	}
 	var suites []*submission.Suite
 	for _, f := range o.WithJUnit {
@@ -265,7 +271,8 @@ func (o *SubmissionBuildOptions) readSuites(tpl *submission.Template) ([]*submis
 
 func (o *SubmissionBuildOptions) outDirError(err error) error {
 	if errors.Is(err, submission.ErrDirNotEmpty) {
-		return usageErrorf("--out %s is not empty: build does not mix a new submission with other files; pass --force to write over the files build makes (others are left as they are)", o.OutDir)
+		return usageErrorf("--out %s is not empty: build does not mix a new submission with other "+
+			"files; pass --force to write over the files build makes (others are left as they are)", o.OutDir)
 	}
 	return usageErrorf("--out: %v", err)
 }

@@ -78,7 +78,9 @@ func NewCmdCheck(streams genericiooptions.IOStreams, now func() time.Time, runF 
 	f.StringVar(&o.OutDir, "out", "", "directory to write report.md, report.json, junit.xml and report.html to")
 	f.StringVarP(&o.Output, "output", "o", "table", "what to print on stdout: table, json, markdown, junit or html")
 	f.StringVar(&o.FailOn, "fail-on", "must", "lowest requirement level that fails the run: must or should")
-	f.BoolVar(&o.AllContexts, "all-contexts", false, "run against every context of the kubeconfig, as --context a,b does against those it names: a report per context in --out DIR/CONTEXT, and a matrix of requirement by cluster on stdout")
+	f.BoolVar(&o.AllContexts, "all-contexts", false, "run against every context of the kubeconfig, as --context a,b does against "+
+		"those it names: a report per context in --out DIR/CONTEXT, and a matrix of "+
+		"requirement by cluster on stdout")
 	return cmd
 }
 

@@ -66,7 +66,8 @@ func newRunFlags() RunFlags {
 // AddFlags registers the flags.
 func (f *RunFlags) AddFlags(fs *pflag.FlagSet) {
 	f.ConfigFlags.AddFlags(fs)
-	fs.StringVar(&f.Data, "data", "", "a directory of data files (exporters.yaml, autoscalers.yaml...) whose entries are added to the built-in ones, or replace those of the same name")
+	fs.StringVar(&f.Data, "data", "", "a directory of data files (exporters.yaml, autoscalers.yaml...) whose "+
+		"entries are added to the built-in ones, or replace those of the same name")
 	fs.StringVar(&f.ConfigFile, "config", "", "a config file of the run's choices, overridden by flags (default: "+config.DefaultName+" in the working directory, when there is one)")
 	fs.StringSliceVar(&f.Operators, "operator", nil, "limit the run to these operator profiles (kserve, kuberay, ...)")
 	fs.StringArrayVar(&f.Profiles, "profile", nil, "an operator profile YAML file to add (repeatable)")
@@ -75,15 +76,26 @@ func (f *RunFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&f.Concurrency, "concurrency", audit.DefaultConcurrency, "checks run at once")
 	fs.BoolVar(&f.Progress, "progress", false, "show progress on stderr even when it is not a terminal (a line per finished check)")
 	fs.BoolVar(&f.Quiet, "quiet", false, "show no progress on stderr, even on a terminal")
-	fs.BoolVar(&f.Probe, "probe", false, "prove behaviour by writing to the cluster: dry-run creates against the operators' webhooks, and a canary resource per operator in a namespace of the run's own, deleted at the end")
+	fs.BoolVar(&f.Probe, "probe", false, "prove behaviour by writing to the cluster: dry-run creates against the "+
+		"operators' webhooks, and a canary resource per operator in a namespace of "+
+		"the run's own, deleted at the end")
 	fs.DurationVar(&f.ProbeTimeout, "probe-timeout", 5*time.Minute, "how long a canary may take to be reconciled, and then collected once deleted")
-	fs.StringVar(&f.ProbeImage, "probe-image", probe.DefaultImage, "the image of the pods a probe runs itself (the gang probe's); its copy in your registry for an air-gapped cluster")
-	fs.StringVar(&f.ProbeShellImage, "probe-shell-image", probe.DefaultShellImage, "the image of the probe pods that print what they see (a shell and ls: the device isolation probe's); its copy in your registry for an air-gapped cluster")
-	fs.StringVar(&f.ProbeLoadImage, "probe-load-image", "", "the image of the accelerator load probe's pod (default: its vendor's, nvcr.io/nvidia/cloud-native/dcgm for NVIDIA); its copy in your registry for an air-gapped cluster")
-	fs.StringVar(&f.HPAMetric, "hpa-metric", "", "a metric the HPA probe scales on first, NAME or NAME{label=value,...}, with a value above zero in the probe's namespace: external, or custom where only the custom metrics API is served (default: those the cluster's own HPAs and its adapters serve)")
-	fs.BoolVar(&f.ProbeScaleUp, "probe-scale-up", false, "with --probe, also make the cluster autoscaler add an accelerator node for pods no node can take, run them on it and watch it go once they are deleted: it costs a node for minutes")
-	fs.BoolVar(&f.Redact, "redact", false, "replace node names, IP addresses, URL hosts and cloud account ids with stable pseudonyms in every output, for a public report")
-	fs.StringVar(&f.RedactKey, "redact-key", "", "a file whose bytes key the --redact pseudonyms, so that they stay the same across runs (default: a random key of this run only)")
+	fs.StringVar(&f.ProbeImage, "probe-image", probe.DefaultImage, "the image of the pods a probe runs itself (the gang probe's); its copy in "+
+		"your registry for an air-gapped cluster")
+	fs.StringVar(&f.ProbeShellImage, "probe-shell-image", probe.DefaultShellImage, "the image of the probe pods that print what they see (a shell and ls: the "+
+		"device isolation probe's); its copy in your registry for an air-gapped cluster")
+	fs.StringVar(&f.ProbeLoadImage, "probe-load-image", "", "the image of the accelerator load probe's pod (default: its vendor's, "+
+		"nvcr.io/nvidia/cloud-native/dcgm for NVIDIA); its copy in your registry for an air-gapped cluster")
+	fs.StringVar(&f.HPAMetric, "hpa-metric", "", "a metric the HPA probe scales on first, NAME or NAME{label=value,...}, with "+
+		"a value above zero in the probe's namespace: external, or custom where only "+
+		"the custom metrics API is served (default: those the cluster's own HPAs and its adapters serve)")
+	fs.BoolVar(&f.ProbeScaleUp, "probe-scale-up", false, "with --probe, also make the cluster autoscaler add an accelerator node for "+
+		"pods no node can take, run them on it and watch it go once they are "+
+		"deleted: it costs a node for minutes")
+	fs.BoolVar(&f.Redact, "redact", false, "replace node names, IP addresses, URL hosts and cloud account ids with "+
+		"stable pseudonyms in every output, for a public report")
+	fs.StringVar(&f.RedactKey, "redact-key", "", "a file whose bytes key the --redact pseudonyms, so that they stay the same "+
+		"across runs (default: a random key of this run only)")
 }
 
 // Validate rejects bad values before anything is read.

@@ -78,7 +78,8 @@ func infoError(info cluster.Info, err error) error {
 	case errors.As(err, &netErr), errors.Is(err, context.DeadlineExceeded):
 		if info.Server == "http://localhost:8080" {
 			// client-go's fallback when no kubeconfig was found at all.
-			return &clusterError{errors.New("no kubeconfig found (use --kubeconfig or KUBECONFIG), and nothing answers on localhost:8080; to try aiconform without a cluster: aiconform check all --fixture demo")}
+			return &clusterError{errors.New("no kubeconfig found (use --kubeconfig or KUBECONFIG), and nothing answers " +
+				"on localhost:8080; to try aiconform without a cluster: aiconform check all --fixture demo")}
 		}
 		return &clusterError{fmt.Errorf("cannot reach the cluster: %w", err)}
 	default:

@@ -23,7 +23,8 @@ import (
 
 func main() {
 	dir := flag.String("dir", "docs", "docs directory to write checks.md and checks/ into")
-	cfg := flag.String("config", "", "an aiconform.yaml whose checks and requirements the pages show beside the built-in ones (a platform's own reference; write it to a directory of its own with -dir)")
+	cfg := flag.String("config", "", "an aiconform.yaml whose checks and requirements the pages show beside the "+
+		"built-in ones (a platform's own reference; write it to a directory of its own with -dir)")
 	flag.Parse()
 	var ext checks.Extensions
 	if *cfg != "" {

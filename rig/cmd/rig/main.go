@@ -56,7 +56,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	case "up":
 		bin := fs.String("bin", "", "directory with the binaries (default: bin/ of the repository)")
 		cpOnly := fs.Bool("control-plane-only", false, "start etcd and kube-apiserver only")
-		noOperators := fs.Bool("no-operators", false, "do not install KServe, KubeRay, Kubeflow Trainer (with JobSet), the Training Operator, Kueue, the metrics adapter and Karpenter on the full rig")
+		noOperators := fs.Bool("no-operators", false, "do not install KServe, KubeRay, Kubeflow Trainer (with JobSet), the "+
+			"Training Operator, Kueue, the metrics adapter and Karpenter on the full rig")
 		timeout := fs.Duration("timeout", 3*time.Minute, "start-up timeout (the control plane, then each operator)")
 		realNodes := fs.Int("real-nodes", 0, "real nodes (kubelet, containerd, runc; needs root and tools/host-packages) beside the kwok nodes")
 		if err := fs.Parse(args); err != nil {
