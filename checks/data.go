@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -156,6 +157,15 @@ func decodeOverlay[T any](name string, data []byte, path string, over []byte) (T
 }
 
 func decodeStrict(data []byte, v any) error {
+	// A misspelt key is told with the nearest right one first; the
+	// strict decoder would name the check package's Go type.
+	var n yaml.Node
+	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&n); err != nil {
+		return err
+	}
+	if line, msg := UnknownKey(&n, reflect.TypeOf(v)); msg != "" {
+		return fmt.Errorf("line %d: %s", line, msg)
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	return dec.Decode(v)

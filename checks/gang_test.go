@@ -136,7 +136,7 @@ func TestGangValidation(t *testing.T) {
 			"pods: {annotation: groups.example.com/group-name, label: groups.example.com/group}", "workloads.pods: label and annotation are exclusive"},
 		{"a malformed annotation", "annotation: groups.example.com/group-name", "annotation: \"group name\"", `workloads.pods.annotation "group name"`},
 		{"a malformed label", "pods: {annotation: groups.example.com/group-name}", "pods: {label: \"a/b/c\"}", `workloads.pods.label "a/b/c"`},
-		{"a misspelt field", "readyState:", "readyStates:", "field readyStates not found"},
+		{"a misspelt field", "readyState:", "readyStates:", `unknown key "readyStates"; did you mean "readyState"?`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
@@ -165,6 +166,11 @@ func ParseProfiles(file string, data []byte) ([]*Profile, error) {
 				break
 			}
 			return nil, fileLineError(file, err)
+		}
+		// A misspelt key is named with the nearest right one, where the
+		// strict decoder below would name the Go type.
+		if line, msg := UnknownKey(&doc, reflect.TypeOf(Profile{})); msg != "" {
+			return nil, fmt.Errorf("%s:%d: %s", file, line, msg)
 		}
 		p := &Profile{Source: file}
 		if err := strict.Decode(p); err != nil {

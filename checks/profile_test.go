@@ -85,17 +85,17 @@ func TestParseProfilesErrors(t *testing.T) {
 		{
 			name: "misspelt field",
 			yaml: "name: x\ntitle: X\ngroups: [a.io]\ncontroler: {namespace: n, selector: a=b}\n",
-			err:  "p.yaml:4: field controler not found in type checks.Profile",
+			err:  `p.yaml:4: unknown key "controler"; did you mean "controller"?`,
 		},
 		{
 			name: "misspelt nested field",
 			yaml: "name: x\ntitle: X\ngroups: [a.io]\ncontroller:\n  namespace: n\n  selektor: a=b\n",
-			err:  "p.yaml:6: field selektor not found in type checks.Controller",
+			err:  `p.yaml:6: unknown key "selektor"; did you mean "selector"?`,
 		},
 		{
 			name: "misspelt field in a later document",
 			yaml: "name: x\ntitle: X\ngroups: [a.io]\ncontroller: {namespace: n, selector: a=b}\n---\nname: y\ntitle: Y\ngroups: [b.io]\ncontroller: {namespace: n, selector: a=b}\nbogus: 1\n",
-			err:  "p.yaml:10: field bogus not found in type checks.Profile",
+			err:  `p.yaml:10: unknown key "bogus"; known keys: carries, controller, crds, gang, groups, name, probe, requiredWebhooks, resources, served, title, webhooks`,
 		},
 		{
 			name: "bad selector",

@@ -14,7 +14,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"sort"
 	"strings"
 	"time"
 
@@ -156,8 +155,8 @@ func Parse(path string, data []byte) (*File, error) {
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
 		doc = doc.Content[0]
 	}
-	if err := knownKeys(path, doc, reflect.TypeOf(File{})); err != nil {
-		return nil, err
+	if line, msg := checks.UnknownKey(doc, reflect.TypeOf(File{})); msg != "" {
+		return nil, &Error{Path: path, Line: line, Msg: msg}
 	}
 	f := &File{Path: path}
 	if err := doc.Decode(f); err != nil {
@@ -247,70 +246,6 @@ func (f *File) resolve(dir string) {
 	}
 	f.Redact.Key = abs(f.Redact.Key)
 	f.Data = abs(f.Data)
-}
-
-// knownKeys walks a mapping node against the struct type t and refuses a
-// key t does not name, at its line, with the nearest valid key. yaml.v3's
-// KnownFields says neither the nearest key nor, for nested structs, the
-// path to it.
-func knownKeys(path string, n *yaml.Node, t reflect.Type) error {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch {
-	case n.Kind == yaml.SequenceNode && t.Kind() == reflect.Slice:
-		for _, c := range n.Content {
-			if err := knownKeys(path, c, t.Elem()); err != nil {
-				return err
-			}
-		}
-	case n.Kind == yaml.MappingNode && t.Kind() == reflect.Struct:
-		fields := map[string]reflect.Type{}
-		var names []string
-		for i := range t.NumField() {
-			tag, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
-			if tag == "" || tag == "-" {
-				continue
-			}
-			fields[tag] = t.Field(i).Type
-			names = append(names, tag)
-		}
-		sort.Strings(names)
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			ft, ok := fields[k.Value]
-			if !ok {
-				msg := fmt.Sprintf("unknown key %q", k.Value)
-				if near := checks.Nearest(k.Value, names); near != "" {
-					msg += fmt.Sprintf("; did you mean %q?", near)
-				} else {
-					msg += "; known keys: " + strings.Join(names, ", ")
-				}
-				return &Error{Path: path, Line: k.Line, Msg: msg}
-			}
-			if err := knownKeys(path, v, ft); err != nil {
-				return err
-			}
-		}
-	case n.Kind == yaml.MappingNode && t.Kind() != reflect.Map:
-		return &Error{Path: path, Line: n.Line, Msg: "a mapping where a " + kindName(t) + " belongs"}
-	}
-	return nil
-}
-
-func kindName(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.Slice:
-		return "list"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.Int, reflect.Int64:
-		if t == reflect.TypeOf(time.Duration(0)) {
-			return "duration (30s, 5m)"
-		}
-		return "number"
-	}
-	return "string"
 }
 
 // itemLines are the lines of the items of the top-level lists, by key.

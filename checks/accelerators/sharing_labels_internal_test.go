@@ -27,5 +27,5 @@ func TestSharingLabels(t *testing.T) {
 	_, err = parseSharingLabels("test.yaml", []byte("- platform: Bad\n  clients: example.com/clients\n"))
 	assert.ErrorContains(t, err, "test.yaml: entry 1 (Bad) needs a platform and a strategy or partition label")
 	_, err = parseSharingLabels("test.yaml", []byte("- platform: Bad\n  strategy: a\n  replicas: b\n"))
-	assert.ErrorContains(t, err, "field replicas not found")
+	assert.ErrorContains(t, err, `line 3: unknown key "replicas"; known keys: clients, partition, platform, strategy`)
 }

@@ -83,7 +83,7 @@ func TestAcceleratorTableRefusesBadEntries(t *testing.T) {
 		{"a device climbing out", "- name: Bad\n  resources: [x.example.com/npu]\n  devices: {control: [/dev/../x]}\n", "needs devices.perDevice"},
 		{"a control node climbing out", "- name: Bad\n  resources: [x.example.com/npu]\n  devices: {perDevice: [/dev/x<N>], control: [/dev/../etc]}\n", `device "/dev/../etc": only letters`},
 		{"a variable the cluster drops", "- name: Bad\n  resources: [x.example.com/npu]\n  devices: {perDevice: [/dev/x<N>]}\n  visibleDevices: [TPU_VISIBLE_CHIPS]\n", `visibleDevices "TPU_VISIBLE_CHIPS": must end in _VISIBLE_DEVICES`},
-		{"a key the type does not know", "- name: Bad\n  resource: [x.example.com/npu]\n  devices: {perDevice: [/dev/x<N>]}\n", "field resource not found"},
+		{"a key the type does not know", "- name: Bad\n  resource: [x.example.com/npu]\n  devices: {perDevice: [/dev/x<N>]}\n", `line 5: unknown key "resource"; did you mean "resources"?`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := loadAccelerators("test.yaml", []byte(good+tc.entry))

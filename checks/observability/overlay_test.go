@@ -52,7 +52,7 @@ func TestOverlayMistakeIsAnError(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "exporters.yaml"), []byte("- name: Acme\n  imagse: [x]\n"), 0o644))
 	_, err := checks.SetDataOverlay(dir)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), filepath.Join(dir, "exporters.yaml")+": yaml: unmarshal errors:\n  line 2: field imagse not found")
+	assert.Contains(t, err.Error(), filepath.Join(dir, "exporters.yaml")+`: line 2: unknown key "imagse"; did you mean "images"?`)
 
 	require.NoError(t, os.Rename(filepath.Join(dir, "exporters.yaml"), filepath.Join(dir, "exporter.yaml")))
 	_, err = checks.SetDataOverlay(dir)
