@@ -157,8 +157,10 @@ func decodeOverlay[T any](name string, data []byte, path string, over []byte) (T
 }
 
 func decodeStrict(data []byte, v any) error {
-	// A misspelt key is told with the nearest right one first; the
-	// strict decoder would name the check package's Go type.
+	// The file is parsed once, into a node: UnknownKey refuses a key the
+	// type does not name, with the nearest right one (yaml.v3's
+	// KnownFields would name the check package's Go type instead), and
+	// the node is then decoded.
 	var n yaml.Node
 	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&n); err != nil {
 		return err
@@ -166,9 +168,7 @@ func decodeStrict(data []byte, v any) error {
 	if line, msg := UnknownKey(&n, reflect.TypeOf(v)); msg != "" {
 		return fmt.Errorf("line %d: %s", line, msg)
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	return dec.Decode(v)
+	return n.Decode(v)
 }
 
 // mergeData merges the YAML of over into base: lists of named entries by
