@@ -9,7 +9,6 @@ import (
 
 	"github.com/aiconform/aiconform/cluster"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -84,13 +83,13 @@ func Locate(ctx context.Context, c *cluster.Cache, p *Profile, crds []*apiextens
 	if err != nil {
 		return nil, fmt.Errorf("profile %s: controller selector: %w", p.Name, err)
 	}
-	deps, err := listAs[*appsv1.Deployment](ctx, c, cluster.Query{Resource: cluster.Deployments})
+	deps, _, err := c.Workloads(ctx, cluster.Deployments)
 	if err != nil {
 		return nil, err
 	}
 	f := finder{found: map[string]*located{}}
 	for _, d := range deps {
-		if sel.Matches(labels.Set(d.Spec.Template.Labels)) {
+		if sel.Matches(labels.Set(d.TemplateLabels)) {
 			f.add(d, "its pod template's labels "+p.Controller.Selector)
 		}
 	}
@@ -120,7 +119,7 @@ func Locate(ctx context.Context, c *cluster.Cache, p *Profile, crds []*apiextens
 
 // services adds the Deployments whose pods back a Service that p's
 // webhooks or CRD conversions call.
-func (f *finder) services(ctx context.Context, c *cluster.Cache, p *Profile, crds []*apiextensionsv1.CustomResourceDefinition, deps []*appsv1.Deployment) error {
+func (f *finder) services(ctx context.Context, c *cluster.Cache, p *Profile, crds []*apiextensionsv1.CustomResourceDefinition, deps []*cluster.Workload) error {
 	services, err := operatorServices(ctx, c, p, crds)
 	if err != nil {
 		return err
@@ -135,7 +134,7 @@ func (f *finder) services(ctx context.Context, c *cluster.Cache, p *Profile, crd
 				continue
 			}
 			for _, d := range deps {
-				if d.Namespace == s.namespace && labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(d.Spec.Template.Labels)) {
+				if d.Namespace == s.namespace && labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(d.TemplateLabels)) {
 					f.add(d, fmt.Sprintf("its pods back Service %s/%s, which %s calls", s.namespace, s.name, s.caller))
 				}
 			}
@@ -146,7 +145,7 @@ func (f *finder) services(ctx context.Context, c *cluster.Cache, p *Profile, crd
 
 // located is a Deployment found, and each way it was.
 type located struct {
-	dep *appsv1.Deployment
+	dep *cluster.Workload
 	how []string
 }
 
@@ -155,7 +154,7 @@ type finder struct {
 	found map[string]*located
 }
 
-func (f *finder) add(d *appsv1.Deployment, how string) {
+func (f *finder) add(d *cluster.Workload, how string) {
 	key := d.Namespace + "/" + d.Name
 	c := f.found[key]
 	if c == nil {
@@ -171,7 +170,7 @@ func (f *finder) add(d *appsv1.Deployment, how string) {
 // name, in any namespace (controller-runtime keeps it in the
 // controller's own namespace by default). Only a namespace where nothing
 // was found yet is looked into: elsewhere the Lease adds no install.
-func (f *finder) leaseHolders(ctx context.Context, c *cluster.Cache, name string, deps []*appsv1.Deployment) error {
+func (f *finder) leaseHolders(ctx context.Context, c *cluster.Cache, name string, deps []*cluster.Workload) error {
 	leases, err := listAs[*coordinationv1.Lease](ctx, c, cluster.Query{Resource: cluster.Leases}.Named(name))
 	if err != nil {
 		return err
@@ -188,10 +187,10 @@ func (f *finder) leaseHolders(ctx context.Context, c *cluster.Cache, name string
 		}
 		for _, pod := range pods {
 			for _, d := range deps {
-				if d.Namespace != pod.Namespace || d.Spec.Selector == nil {
+				if d.Namespace != pod.Namespace || d.Selector == nil {
 					continue
 				}
-				if s, err := metav1.LabelSelectorAsSelector(d.Spec.Selector); err == nil && !s.Empty() && s.Matches(labels.Set(pod.Labels)) {
+				if s, err := metav1.LabelSelectorAsSelector(d.Selector); err == nil && !s.Empty() && s.Matches(labels.Set(pod.Labels)) {
 					f.add(d, fmt.Sprintf("its pod %s holds Lease %s/%s", pod.Name, l.Namespace, l.Name))
 				}
 			}
@@ -235,7 +234,7 @@ func (f *finder) installs(p *Profile) []Install {
 			return a.dep.Name < b.dep.Name
 		})
 		in := Install{Namespace: ns, Deployment: cs[0].dep.Name, FoundBy: cs[0].how}
-		if s, err := metav1.LabelSelectorAsSelector(cs[0].dep.Spec.Selector); err == nil && !s.Empty() {
+		if s, err := metav1.LabelSelectorAsSelector(cs[0].dep.Selector); err == nil && !s.Empty() {
 			in.Selector = s.String()
 		} else {
 			// A Deployment without a selector is refused by the API

@@ -25,6 +25,9 @@ type Cache struct {
 	lists  map[string]*entry[Query, listed]
 	tables map[string]*entry[Query, *metav1.Table]
 	raws   map[string]*entry[string, []byte]
+	// workloads are those made of the lists of Deployments and
+	// StatefulSets (Workloads), by resource.
+	workloads map[string]*entry[Resource, []*Workload]
 }
 
 // entry is one read: its key (a query, a path), and once done, its answer.
@@ -43,6 +46,8 @@ func NewCache(src Source) *Cache {
 		lists:  map[string]*entry[Query, listed]{},
 		tables: map[string]*entry[Query, *metav1.Table]{},
 		raws:   map[string]*entry[string, []byte]{},
+
+		workloads: map[string]*entry[Resource, []*Workload]{},
 	}
 }
 

@@ -13,7 +13,8 @@
 //   - slimPod keeps of the pods of a node (a spec.nodeName= query) what the
 //     accelerator checks read, and drops the rest of spec and status;
 //   - slimWorkload drops the pod template's spec of the Deployments and
-//     StatefulSets listed across the cluster.
+//     StatefulSets listed across the cluster, which the checks read as
+//     Workloads: a type that holds only what they read of them.
 //
 // settle applies them as a live list arrives, the protobuf masks of
 // masks.go drop the same fields before they are decoded, and a recording

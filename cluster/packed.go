@@ -47,8 +47,8 @@ type packable interface {
 // packedKind makes the objects of q when the cache keeps its answer packed:
 // the pods of a node, read by the three requirements that judge the pods of
 // every accelerator node, and the Deployments and StatefulSets of the whole
-// cluster, read by one check and otherwise held for the whole run. Nil for
-// any other query, whose objects are read by many checks and kept decoded.
+// cluster, which the checks read as Workloads made once. Nil for any other
+// query, whose objects are read by many checks and kept decoded.
 func packedKind(q Query) func() packable {
 	switch {
 	case q.Whole:

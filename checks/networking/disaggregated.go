@@ -11,7 +11,6 @@ import (
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/checks/kube"
 	"github.com/aiconform/aiconform/cluster"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -290,23 +289,15 @@ func (data disaggData) lookedFor() string {
 // LeaderWorkerSets of every namespace, leaving out probes'.
 func readWorkloads(ctx context.Context, env *checks.Env, crds []*apiextensionsv1.CustomResourceDefinition) ([]workload, error) {
 	var out []workload
-	deps, err := checks.List[*appsv1.Deployment](ctx, env, cluster.Query{Resource: cluster.Deployments})
-	if err != nil {
-		return nil, err
-	}
-	for _, d := range deps {
-		out = append(out, workload{res: cluster.Deployments, namespace: d.Namespace, name: d.Name, labels: d.Labels,
-			template: d.Spec.Template.Labels, owners: ownerUIDs(d.OwnerReferences),
-			desired: int64(desiredOf(d.Spec.Replicas)), ready: int64(d.Status.ReadyReplicas)})
-	}
-	sets, err := checks.List[*appsv1.StatefulSet](ctx, env, cluster.Query{Resource: cluster.StatefulSets})
-	if err != nil {
-		return nil, err
-	}
-	for _, s := range sets {
-		out = append(out, workload{res: cluster.StatefulSets, namespace: s.Namespace, name: s.Name, labels: s.Labels,
-			template: s.Spec.Template.Labels, owners: ownerUIDs(s.OwnerReferences),
-			desired: int64(desiredOf(s.Spec.Replicas)), ready: int64(s.Status.ReadyReplicas)})
+	for _, r := range []cluster.Resource{cluster.Deployments, cluster.StatefulSets} {
+		ws, _, err := env.Cluster.Workloads(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range ws {
+			out = append(out, workload{res: r, namespace: w.Namespace, name: w.Name, labels: w.Labels,
+				template: w.TemplateLabels, owners: ownerUIDs(w.Owners), desired: int64(w.Replicas), ready: int64(w.Ready)})
+		}
 	}
 	if crd := kube.FindCRD(crds, lwsCRD); crd != nil {
 		res := kube.CRDResource(crd)
@@ -340,15 +331,6 @@ func lwsWorkload(res cluster.Resource, s *unstructured.Unstructured) workload {
 	}
 	w.ready, _, _ = unstructured.NestedInt64(s.Object, "status", "readyReplicas")
 	return w
-}
-
-// desiredOf is a workload's desired replicas, 1 when unset as the API
-// defaults it.
-func desiredOf(n *int32) int32 {
-	if n == nil {
-		return 1
-	}
-	return *n
 }
 
 func ownerUIDs(refs []metav1.OwnerReference) []types.UID {

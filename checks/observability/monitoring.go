@@ -378,13 +378,25 @@ var collectorKinds = map[string]cluster.Resource{"Deployment": cluster.Deploymen
 // namespace.
 func (data monitoringData) findCollectors(ctx context.Context, env *checks.Env) ([]collector, error) {
 	var out []collector
+	// The selectors are made once, not once for each of thousands of
+	// workloads.
+	type selector struct {
+		system, kind string
+		labels.Selector
+	}
+	var sels []selector
+	for _, sys := range data.Systems {
+		for _, c := range sys.Collectors {
+			if len(c.Labels) > 0 {
+				sels = append(sels, selector{sys.Name, c.Kind, labels.SelectorFromSet(c.Labels)})
+			}
+		}
+	}
 	match := func(kind, ns, name string, tmpl map[string]string, desired, ready int32) {
-		for _, sys := range data.Systems {
-			for _, c := range sys.Collectors {
-				if c.Kind == kind && len(c.Labels) > 0 && labels.SelectorFromSet(c.Labels).Matches(labels.Set(tmpl)) {
-					out = append(out, collector{system: sys.Name, kind: kind, res: collectorKinds[kind], ns: ns, name: name, desired: desired, ready: ready})
-					return
-				}
+		for _, s := range sels {
+			if s.kind == kind && s.Matches(labels.Set(tmpl)) {
+				out = append(out, collector{system: s.system, kind: kind, res: collectorKinds[kind], ns: ns, name: name, desired: desired, ready: ready})
+				return
 			}
 		}
 	}
@@ -394,16 +406,12 @@ func (data monitoringData) findCollectors(ctx context.Context, env *checks.Env) 
 		})
 	}
 	if wanted("Deployment") {
-		deps, err := checks.List[*appsv1.Deployment](ctx, env, cluster.Query{Resource: cluster.Deployments})
+		deps, _, err := env.Cluster.Workloads(ctx, cluster.Deployments)
 		if err != nil {
 			return nil, err
 		}
 		for _, d := range deps {
-			desired := int32(1)
-			if d.Spec.Replicas != nil {
-				desired = *d.Spec.Replicas
-			}
-			match("Deployment", d.Namespace, d.Name, d.Spec.Template.Labels, desired, d.Status.ReadyReplicas)
+			match("Deployment", d.Namespace, d.Name, d.TemplateLabels, d.Replicas, d.Ready)
 		}
 	}
 	if wanted("DaemonSet") {

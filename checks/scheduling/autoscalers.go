@@ -15,12 +15,10 @@ import (
 	"github.com/aiconform/aiconform/checks/hardware"
 	"github.com/aiconform/aiconform/checks/kube"
 	"github.com/aiconform/aiconform/cluster"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/utils/ptr"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
@@ -192,7 +190,7 @@ type autoscalers struct {
 	ca *caState
 	// caDeployments are cluster-autoscaler's Deployments, in any
 	// namespace.
-	caDeployments []*appsv1.Deployment
+	caDeployments []*cluster.Workload
 	// kinds are the node-group kinds whose CRD the cluster serves.
 	kinds []*kindState
 	nodes []*corev1.Node
@@ -310,7 +308,7 @@ func detect(ctx context.Context, env *checks.Env, r *checks.Result) (*autoscaler
 	// pods' labels. Where the status is here, it says more, and whether it
 	// runs.
 	if a.ca == nil {
-		deps, err := checks.List[*appsv1.Deployment](ctx, env, cluster.Query{Resource: cluster.Deployments})
+		deps, _, err := env.Cluster.Workloads(ctx, cluster.Deployments)
 		if err != nil {
 			return nil, err
 		}
@@ -370,10 +368,10 @@ func detect(ctx context.Context, env *checks.Env, r *checks.Result) (*autoscaler
 // template's labels, never by its namespace or name. (Its image is not
 // read: the shared cache keeps of a Deployment listed across the cluster
 // its template's labels alone.)
-func (d *autoscalerData) isClusterAutoscaler(dep *appsv1.Deployment) bool {
+func (d *autoscalerData) isClusterAutoscaler(dep *cluster.Workload) bool {
 	suffix := d.ClusterAutoscaler.Deployment.NameSuffix
 	for _, k := range d.ClusterAutoscaler.Deployment.LabelKeys {
-		if v := dep.Spec.Template.Labels[k]; v != "" && strings.HasSuffix(v, suffix) {
+		if v := dep.TemplateLabels[k]; v != "" && strings.HasSuffix(v, suffix) {
 			return true
 		}
 	}
@@ -507,8 +505,8 @@ func (AutoscalerFound) Run(ctx context.Context, env *checks.Env) (checks.Result,
 		found = append(found, "cluster-autoscaler, "+groups)
 	}
 	for _, dep := range a.caDeployments {
-		found = append(found, fmt.Sprintf("cluster-autoscaler Deployment %s/%s (%d of %d available)", dep.Namespace, dep.Name, dep.Status.AvailableReplicas, ptr.Deref(dep.Spec.Replicas, 1)))
-		if dep.Status.AvailableReplicas == 0 && ptr.Deref(dep.Spec.Replicas, 1) > 0 {
+		found = append(found, fmt.Sprintf("cluster-autoscaler Deployment %s/%s (%d of %d available)", dep.Namespace, dep.Name, dep.Available, dep.Replicas))
+		if dep.Available == 0 && dep.Replicas > 0 {
 			fails = append(fails, fmt.Sprintf("cluster-autoscaler Deployment %s/%s has no available replica", dep.Namespace, dep.Name))
 		}
 	}
