@@ -46,8 +46,8 @@ func notLastApplied(entry []byte) bool {
 var objectMask = allBut(field(1, objectMetaMask))
 
 // nodeMask keeps of a node's status what trim keeps (capacity,
-// allocatable, phase, conditions), and drops its managed fields.
-var nodeMask = allBut(field(1, objectMetaMask), field(3, message(field(1), field(2), field(3), field(4))))
+// allocatable, phase, its Ready condition), and drops its managed fields.
+var nodeMask = allBut(field(1, objectMetaMask), field(3, message(field(1), field(2), field(3), field(4, entries(readyCondition, whole)))))
 
 // crdMask drops of a CustomResourceDefinition its managed fields and its
 // versions' schemas (spec.versions[*].schema), which trim drops: the
@@ -132,7 +132,7 @@ func hostPathVolume(entry []byte) bool {
 	return ok && hasField(source, 1)
 }
 
-// readyCondition says whether a pod condition is Ready.
+// readyCondition says whether a pod's or a node's condition is Ready.
 func readyCondition(entry []byte) bool {
 	t, _ := bytesField(entry, 1)
 	return string(t) == string(corev1.PodReady)

@@ -188,15 +188,20 @@ func maskCases() []struct {
 		{"nodes", Query{Resource: Nodes},
 			&corev1.NodeList{Items: []corev1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: map[string]string{"a": "b"}, ManagedFields: managed},
 				Status: corev1.NodeStatus{Images: []corev1.ContainerImage{{Names: []string{"img"}, SizeBytes: 1}},
-					Capacity:   corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("8")},
-					Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady"}},
-					NodeInfo:   corev1.NodeSystemInfo{KubeletVersion: "v1.37.2", BootID: "b"}, Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.1"}}}}}},
+					Capacity: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("8")},
+					Conditions: []corev1.NodeCondition{
+						{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasSufficientMemory", Message: "kubelet has sufficient memory available"},
+						{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", Message: "kubelet is posting ready status"},
+						{Type: "KernelDeadlock", Status: corev1.ConditionFalse, Reason: "KernelHasNoDeadlock"}},
+					NodeInfo: corev1.NodeSystemInfo{KubeletVersion: "v1.37.2", BootID: "b"}, Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.1"}}}}}},
 			func(t *testing.T, masked runtime.Object) {
 				n := masked.(*corev1.NodeList).Items[0]
 				assert.Empty(t, n.Status.Images)
 				assert.Empty(t, n.Status.NodeInfo)
 				assert.Empty(t, n.Status.Addresses)
+				require.Len(t, n.Status.Conditions, 1, "the conditions but Ready are dropped")
 				assert.Equal(t, "KubeletReady", n.Status.Conditions[0].Reason)
+				assert.Equal(t, "kubelet is posting ready status", n.Status.Conditions[0].Message)
 				assert.Empty(t, n.ManagedFields)
 				assert.Len(t, n.Status.Capacity, 1)
 			}},

@@ -284,9 +284,11 @@ const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 // or a recording, or copy an operator's manifests into it: managed fields,
 // the last-applied annotation, CRD schemas (a CRD's names, versions and
 // conditions stay), of a node's status all but its capacity, allocatable,
-// phase and conditions (its images alone are a few KiB a node, and on
-// thousands of nodes more than the rest of them), and the capacities of a
-// ResourceSlice's devices (a map each, read by no check).
+// phase and Ready condition (its images alone are a few KiB a node, and on
+// thousands of nodes more than the rest of them; its other conditions,
+// five to a dozen with node-problem-detector, are read by no check), and
+// the capacities of a ResourceSlice's devices (a map each, read by no
+// check).
 func trim(o runtime.Object) {
 	trimMeta(o)
 	trimKind(o)
@@ -321,7 +323,13 @@ func trimMeta(o runtime.Object) {
 // and a CRD.
 func trimKind(o runtime.Object) {
 	if n, ok := o.(*corev1.Node); ok {
-		n.Status = corev1.NodeStatus{Capacity: n.Status.Capacity, Allocatable: n.Status.Allocatable, Phase: n.Status.Phase, Conditions: n.Status.Conditions}
+		conds := n.Status.Conditions
+		n.Status = corev1.NodeStatus{Capacity: n.Status.Capacity, Allocatable: n.Status.Allocatable, Phase: n.Status.Phase}
+		for _, c := range conds {
+			if c.Type == corev1.NodeReady {
+				n.Status.Conditions = []corev1.NodeCondition{c}
+			}
+		}
 	}
 	if s, ok := o.(*resourcev1.ResourceSlice); ok {
 		for i := range s.Spec.Devices {
