@@ -153,10 +153,8 @@ var (
 // ParseProfiles reads one or more YAML documents of profiles. Errors name
 // file:line.
 func ParseProfiles(file string, data []byte) ([]*Profile, error) {
-	// The strict decoder rejects misspelt fields; the node decoder keeps
-	// the lines that validation errors point to.
-	strict := yaml.NewDecoder(bytes.NewReader(data))
-	strict.KnownFields(true)
+	// Each document is parsed once, into a node that keeps the lines
+	// errors point to, and decoded from it.
 	nodes := yaml.NewDecoder(bytes.NewReader(data))
 	var ps []*Profile
 	for {
@@ -167,13 +165,13 @@ func ParseProfiles(file string, data []byte) ([]*Profile, error) {
 			}
 			return nil, fileLineError(file, err)
 		}
-		// A misspelt key is named with the nearest right one, where the
-		// strict decoder below would name the Go type.
+		// A misspelt key is named with the nearest right one, where
+		// yaml.v3's KnownFields would name the Go type.
 		if line, msg := UnknownKey(&doc, reflect.TypeOf(Profile{})); msg != "" {
 			return nil, fmt.Errorf("%s:%d: %s", file, line, msg)
 		}
 		p := &Profile{Source: file}
-		if err := strict.Decode(p); err != nil {
+		if err := doc.Decode(p); err != nil {
 			return nil, fileLineError(file, err)
 		}
 		if err := p.validate(&doc); err != nil {
