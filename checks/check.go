@@ -70,12 +70,10 @@ type Meta struct {
 	// more than the others (a node added for minutes).
 	OptIn string
 	// ReadsNodePods marks a check that reads the pods of every accelerator
-	// node (EachNodePods): the longest reads of a run. Run starts these
-	// first and side by side, so that they overlap the rest rather than
-	// finish after it, and ask for each node's pods at about the same time:
-	// the cache decodes a node's pods once for all of them while one holds
-	// them. It is how a run is scheduled, not what it judges by: it is
-	// not in the catalog's digest, nor in a report.
+	// node (cluster.Cache.NodePods): the longest reads of a run. Run starts
+	// these first and side by side, so that they overlap the rest rather
+	// than finish after it. It is how a run is scheduled, not what it
+	// judges by: it is not in the catalog's digest, nor in a report.
 	ReadsNodePods bool `json:"-"`
 	// Description says what is checked and how the verdict is reached.
 	Description string

@@ -11,7 +11,8 @@
 //     its conversion webhook's client config; of a ResourceSlice its
 //     devices' capacities;
 //   - slimPod keeps of the pods of a node (a spec.nodeName= query) what the
-//     accelerator checks read, and drops the rest of spec and status;
+//     accelerator checks read, and drops the rest of spec and status; the
+//     checks read them as NodePods, a type that holds only what they read;
 //   - slimWorkload drops the pod template's spec of the Deployments and
 //     StatefulSets listed across the cluster, which the checks read as
 //     Workloads: a type that holds only what they read of them.

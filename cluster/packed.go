@@ -3,9 +3,6 @@ package cluster
 import (
 	"fmt"
 	"reflect"
-	"sync"
-	"unsafe"
-	"weak"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -18,21 +15,15 @@ import (
 // empty fields of its type (about 1.6 KB for a pod however little is kept
 // of it, and as much for a Deployment whose template is dropped), and a
 // run keeps every answer until it ends: packed, the pods of every
-// accelerator node take a fifth of that. A read decodes them, unless
-// another read's decoding is still held by its check: the checks that read
-// the pods of every node run side by side and ask for each node's at about
-// the same time.
+// accelerator node take a fifth of that. The checks read them as types of
+// their own made from the encodings (NodePod, Workload); a List of them
+// decodes them afresh each time.
 type packedList struct {
 	newObject func() packable
 	// objs are the objects' encodings, those of a page in one
 	// allocation: a single slab for the whole list, grown page after
 	// page, was copied at each growth, and each new copy faulted in.
 	objs [][]byte
-
-	mu sync.Mutex
-	// held is the first object of the last decoding, until no check
-	// holds it.
-	held weak.Pointer[runtime.Object]
 }
 
 // packable is an object of a built-in kind, which encodes and decodes
@@ -103,11 +94,6 @@ func (pk *packedList) unpack() ([]runtime.Object, error) {
 	if pk == nil || len(pk.objs) == 0 {
 		return nil, nil
 	}
-	pk.mu.Lock()
-	defer pk.mu.Unlock()
-	if first := pk.held.Value(); first != nil {
-		return unsafe.Slice(first, len(pk.objs)), nil
-	}
 	out := make([]runtime.Object, len(pk.objs))
 	for i, data := range pk.objs {
 		o := pk.newObject()
@@ -116,6 +102,5 @@ func (pk *packedList) unpack() ([]runtime.Object, error) {
 		}
 		out[i] = o
 	}
-	pk.held = weak.Make(&out[0])
 	return out, nil
 }

@@ -374,6 +374,9 @@ func FuzzNodePodMask(f *testing.F) {
 		require.Equal(t, masked, inPlace, "masked in place")
 		var p corev1.Pod
 		require.NoError(t, p.Unmarshal(masked))
+		var np NodePod
+		require.NoError(t, decodeNodePod(masked, &np))
+		assert.Equal(t, nodePodOf(&whole), &np, "the NodePod of the masked pod is the whole pod's")
 		trim(&whole)
 		slimPod(&whole)
 		assert.Equal(t, whole, p, "the masked pod is the slim pod, with nothing left to slim")
@@ -441,6 +444,29 @@ current-context: c
 		}
 	}
 	assert.Len(t, asked, 2, "asked once, in two pages: %v", asked)
+
+	// NodePods decodes the same packed list, asking nothing more, into
+	// what each pod holds that the checks read; a recording of the same
+	// pods, whose list is not packed, gives the same.
+	nps, at, err := c.NodePods(context.Background(), "gpu-1")
+	require.NoError(t, err)
+	assert.Equal(t, t0, at)
+	assert.Len(t, asked, 2, "NodePods reads the list List read")
+	require.Len(t, nps, 3)
+	for i, np := range nps {
+		assert.Equal(t, nodePodOf(&pods[i]), np)
+	}
+	assert.Equal(t, []Annotation{{Key: CDIAnnotationPrefix + "devices", Value: "nvidia.com/gpu=0"}}, nps[1].CDI)
+	assert.True(t, nps[1].Containers[0].Privileged)
+	rec, err := c.Recording(Info{})
+	require.NoError(t, err)
+	data, err := rec.Marshal()
+	require.NoError(t, err)
+	replay, err := LoadRecording("pods", data)
+	require.NoError(t, err)
+	fromRecording, _, err := NewCache(replay).NodePods(context.Background(), "gpu-1")
+	require.NoError(t, err)
+	assert.Equal(t, nps, fromRecording)
 
 	// A refusal is the server's Status, which says who was refused what:
 	// a check makes an Error of it.

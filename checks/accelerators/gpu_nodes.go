@@ -172,7 +172,7 @@ func readRequests(ctx context.Context, env *checks.Env, gpus []*gpuNode) {
 	for i, g := range gpus {
 		names[i] = g.node.Name
 	}
-	hardware.EachNodePods(ctx, env, names, func(i int, pods []*corev1.Pod, err error) {
+	hardware.EachNodePods(ctx, env, names, func(i int, pods []*cluster.NodePod, err error) {
 		g := gpus[i]
 		if err != nil {
 			g.err = err
@@ -180,7 +180,7 @@ func readRequests(ctx context.Context, env *checks.Env, gpus []*gpuNode) {
 		}
 		g.requested = map[corev1.ResourceName]resource.Quantity{}
 		for _, p := range pods {
-			if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			if p.Phase == corev1.PodSucceeded || p.Phase == corev1.PodFailed {
 				continue
 			}
 			for _, res := range g.resources {

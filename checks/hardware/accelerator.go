@@ -44,42 +44,44 @@ func AcceleratorResources(n *corev1.Node) map[corev1.ResourceName]bool {
 // does: one LIST with a spec.nodeName field selector, never a cluster-wide
 // pod LIST.
 func PodsOnNode(node string) cluster.Get {
-	return cluster.Get{Resources: []cluster.Resource{cluster.Pods}, AllNamespaces: true,
-		FieldSelector: cluster.NodeFieldSelector + node}
+	q := cluster.NodePodsQuery(node)
+	return cluster.Get{Resources: []cluster.Resource{q.Resource}, AllNamespaces: true, FieldSelector: q.FieldSelector}
 }
 
 // PodRequest is a pod's effective request of a resource: the larger of the
 // sum over its containers and the largest init container, as the scheduler
 // counts it.
-func PodRequest(p *corev1.Pod, res corev1.ResourceName) resource.Quantity {
+func PodRequest(p *cluster.NodePod, res corev1.ResourceName) resource.Quantity {
 	var sum resource.Quantity
-	for _, c := range p.Spec.Containers {
-		if q, ok := c.Resources.Requests[res]; ok {
-			sum.Add(q)
-		} else if q, ok := c.Resources.Limits[res]; ok {
-			// Extended resources are often given as limits only; the
-			// request then defaults to the limit.
+	for _, c := range p.Containers {
+		if q, ok := containerRequest(c, res); ok {
 			sum.Add(q)
 		}
 	}
-	for _, c := range p.Spec.InitContainers {
-		q, ok := c.Resources.Requests[res]
-		if !ok {
-			q, ok = c.Resources.Limits[res]
-		}
-		if ok && q.Cmp(sum) > 0 {
+	for _, c := range p.InitContainers {
+		if q, ok := containerRequest(c, res); ok && q.Cmp(sum) > 0 {
 			sum = q.DeepCopy()
 		}
 	}
 	return sum
 }
 
-// EachNodePods reads the pods of each node, one LIST per node (PodsOnNode),
-// a few nodes at a time, and hands each node's to fn, which is called
+// containerRequest is what a container requests of res. Extended
+// resources are often given as limits only; the request then defaults to
+// the limit.
+func containerRequest(c cluster.NodeContainer, res corev1.ResourceName) (resource.Quantity, bool) {
+	if q, ok := c.Requests.Get(res); ok {
+		return q, true
+	}
+	return c.Limits.Get(res)
+}
+
+// EachNodePods reads the pods of each node (cluster.Cache.NodePods), a few
+// nodes at a time, and hands each node's to fn, which is called
 // concurrently and must only write what belongs to node i.
-func EachNodePods(ctx context.Context, env *checks.Env, nodes []string, fn func(i int, pods []*corev1.Pod, err error)) {
+func EachNodePods(ctx context.Context, env *checks.Env, nodes []string, fn func(i int, pods []*cluster.NodePod, err error)) {
 	Each(len(nodes), func(i int) {
-		pods, err := checks.List[*corev1.Pod](ctx, env, PodsOnNode(nodes[i]).Queries()[0])
+		pods, _, err := env.Cluster.NodePods(ctx, nodes[i])
 		fn(i, pods, err)
 	})
 }
@@ -125,7 +127,7 @@ func FreeAccelerators(ctx context.Context, env *checks.Env, nodes []*corev1.Node
 	}
 	out := make([]FreeNode, len(names))
 	errs := make([]error, len(names))
-	EachNodePods(ctx, env, names, func(i int, pods []*corev1.Pod, err error) {
+	EachNodePods(ctx, env, names, func(i int, pods []*cluster.NodePod, err error) {
 		if err != nil {
 			errs[i] = fmt.Errorf("pods on node %s: %w", names[i], err)
 			return
@@ -133,7 +135,7 @@ func FreeAccelerators(ctx context.Context, env *checks.Env, nodes []*corev1.Node
 		alloc := byName[names[i]].Status.Allocatable[res]
 		free := alloc.Value()
 		for _, p := range pods {
-			if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+			if p.Phase != corev1.PodSucceeded && p.Phase != corev1.PodFailed {
 				q := PodRequest(p, res)
 				free -= q.Value()
 			}

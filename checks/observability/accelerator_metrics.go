@@ -10,7 +10,6 @@ import (
 
 	"github.com/aiconform/aiconform/checks"
 	"github.com/aiconform/aiconform/checks/hardware"
-	"github.com/aiconform/aiconform/checks/kube"
 	"github.com/aiconform/aiconform/cluster"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -54,7 +53,7 @@ func (AcceleratorMetrics) Meta() checks.Meta {
 type nodeMetrics struct {
 	node     *corev1.Node
 	exporter *exporter
-	pod      *corev1.Pod
+	pod      *cluster.NodePod
 	path     string
 	want     int // accelerators to cover; 0 when the node does not say
 	scrape   scrape
@@ -94,7 +93,7 @@ func (AcceleratorMetrics) Run(ctx context.Context, env *checks.Env) (checks.Resu
 	for i, n := range nodes {
 		names[i] = n.Name
 	}
-	hardware.EachNodePods(ctx, env, names, func(i int, pods []*corev1.Pod, err error) {
+	hardware.EachNodePods(ctx, env, names, func(i int, pods []*cluster.NodePod, err error) {
 		nm := &results[i]
 		nm.node = nodes[i]
 		if err != nil {
@@ -177,10 +176,10 @@ func (AcceleratorMetrics) Run(ctx context.Context, env *checks.Env) (checks.Resu
 }
 
 // find finds the node's exporter pod among its pods.
-func (nm *nodeMetrics) find(pods []*corev1.Pod, owners map[types.UID]*exporter) {
+func (nm *nodeMetrics) find(pods []*cluster.NodePod, owners map[types.UID]*exporter) {
 	res := hardware.AcceleratorResources(nm.node)
 	for _, p := range pods {
-		for _, o := range p.OwnerReferences {
+		for _, o := range p.Owners {
 			e := owners[o.UID]
 			// A node known by a DRA driver alone advertises no resource:
 			// any exporter of the node's is its own.
@@ -195,8 +194,8 @@ func (nm *nodeMetrics) find(pods []*corev1.Pod, owners map[types.UID]*exporter) 
 		return
 	}
 	nm.want = acceleratorCount(nm.node, nm.exporter)
-	if nm.pod.Status.Phase != corev1.PodRunning || !kube.PodReady(nm.pod) {
-		nm.problem = fmt.Sprintf("exporter pod %s/%s is %s, not Ready", nm.pod.Namespace, nm.pod.Name, nm.pod.Status.Phase)
+	if nm.pod.Phase != corev1.PodRunning || !nm.pod.Ready {
+		nm.problem = fmt.Sprintf("exporter pod %s/%s is %s, not Ready", nm.pod.Namespace, nm.pod.Name, nm.pod.Phase)
 		return
 	}
 	nm.path = fmt.Sprintf("/api/v1/namespaces/%s/pods/%s:%d/proxy%s", nm.pod.Namespace, nm.pod.Name, nm.exporter.Port, nm.exporter.Path)

@@ -119,7 +119,7 @@ func fromPrometheus(ctx context.Context, env *checks.Env, known []exporter, resu
 			continue
 		}
 		byName[nm.pod.Namespace+"/"+nm.pod.Name] = nm
-		byAddr[net.JoinHostPort(nm.pod.Status.PodIP, fmt.Sprint(nm.exporter.Port))] = nm
+		byAddr[net.JoinHostPort(nm.pod.IP, fmt.Sprint(nm.exporter.Port))] = nm
 	}
 	if len(byName) == 0 {
 		return nil

@@ -116,7 +116,7 @@ type loadTarget struct {
 	node     *corev1.Node
 	res      corev1.ResourceName
 	exporter *exporter
-	pod      *corev1.Pod
+	pod      *cluster.NodePod
 	path     string
 }
 
@@ -258,7 +258,7 @@ func planLoad(ctx context.Context, env *checks.Env, r *checks.Result) (loadTarge
 	}
 	owners, _ := exporterOwners(sets, known)
 	nm := nodeMetrics{node: pick.Node}
-	hardware.EachNodePods(ctx, env, []string{pick.Node.Name}, func(_ int, pods []*corev1.Pod, perr error) {
+	hardware.EachNodePods(ctx, env, []string{pick.Node.Name}, func(_ int, pods []*cluster.NodePod, perr error) {
 		if err = perr; err == nil {
 			nm.find(pods, owners)
 		}

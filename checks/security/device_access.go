@@ -59,7 +59,7 @@ func visibleNames(a *hardware.Accelerators) string { return strings.Join(a.Visib
 
 // finding is one container's way to a device around a request.
 type finding struct {
-	pod       *corev1.Pod
+	pod       *cluster.NodePod
 	container string
 	how       string
 	// strong ways (privilege, device nodes mounted) work whatever the
@@ -69,7 +69,7 @@ type finding struct {
 
 // containerWays are the ways of one container, in the order found.
 type containerWays struct {
-	pod       *corev1.Pod
+	pod       *cluster.NodePod
 	container string
 	ways      []string
 	strong    bool
@@ -236,40 +236,38 @@ const privileged = "privileged, with every device of the node"
 
 // deviceWays are a pod's ways to a device other than the accelerators its
 // containers request, by the device nodes and variables a knows.
-func deviceWays(a *hardware.Accelerators, p *corev1.Pod) []finding {
+func deviceWays(a *hardware.Accelerators, p *cluster.NodePod) []finding {
 	var devicePaths map[string]string // volume -> host path; made for the few pods that have one
-	for _, v := range p.Spec.Volumes {
-		if v.HostPath != nil && a.IsDevicePath(v.HostPath.Path) {
+	for _, v := range p.HostPaths {
+		if a.IsDevicePath(v.Path) {
 			if devicePaths == nil {
 				devicePaths = map[string]string{}
 			}
-			devicePaths[v.Name] = v.HostPath.Path
+			devicePaths[v.Name] = v.Path
 		}
 	}
 	var out []finding
 	visible := a.VisibleDevices()
-	for _, c := range append(slices.Clone(p.Spec.InitContainers), p.Spec.Containers...) {
-		if c.SecurityContext != nil && c.SecurityContext.Privileged != nil && *c.SecurityContext.Privileged {
+	for _, c := range slices.Concat(p.InitContainers, p.Containers) {
+		if c.Privileged {
 			out = append(out, finding{pod: p, container: c.Name, how: privileged, strong: true})
 		}
-		for _, m := range c.VolumeMounts {
-			if path, ok := devicePaths[m.Name]; ok {
-				out = append(out, finding{pod: p, container: c.Name, how: "mounts the host's " + path + " (hostPath volume " + m.Name + ")", strong: true})
+		for _, m := range c.Mounts {
+			if path, ok := devicePaths[m]; ok {
+				out = append(out, finding{pod: p, container: c.Name, how: "mounts the host's " + path + " (hostPath volume " + m + ")", strong: true})
 			}
 		}
 		if containerRequests(c) {
 			continue
 		}
-		for _, e := range c.Env {
+		for _, e := range c.Devices {
 			if slices.Contains(visible, e.Name) && !noDevices(e.Value) {
 				out = append(out, finding{pod: p, container: c.Name, how: fmt.Sprintf("requests no accelerator but sets %s=%s", e.Name, e.Value)})
 			}
 		}
 	}
-	for _, k := range checks.SortedKeys(p.Annotations) {
-		if strings.HasPrefix(k, cluster.CDIAnnotationPrefix) {
-			out = append(out, finding{pod: p, container: "*", how: fmt.Sprintf("names CDI devices by annotation %s: %s", k, p.Annotations[k])})
-		}
+	for _, an := range p.CDI {
+		out = append(out, finding{pod: p, container: "*", how: fmt.Sprintf("names CDI devices by annotation %s: %s", an.Key, an.Value)})
 	}
 	return out
 }
@@ -286,36 +284,19 @@ func noDevices(v string) bool {
 
 // containerRequests is true when a container asks for an accelerator: an
 // accelerator resource, or a DRA claim.
-func containerRequests(c corev1.Container) bool {
-	if len(c.Resources.Claims) > 0 {
-		return true
-	}
-	for name := range c.Resources.Limits {
-		if hardware.IsAccelerator(name) {
-			return true
-		}
-	}
-	for name := range c.Resources.Requests {
-		if hardware.IsAccelerator(name) {
-			return true
-		}
-	}
-	return false
+func containerRequests(c cluster.NodeContainer) bool {
+	isAccelerator := func(a cluster.Amount) bool { return hardware.IsAccelerator(a.Name) }
+	return c.Claims > 0 || slices.ContainsFunc(c.Limits, isAccelerator) || slices.ContainsFunc(c.Requests, isAccelerator)
 }
 
-func requestsAccelerator(p *corev1.Pod) bool {
-	return slices.ContainsFunc(p.Spec.Containers, containerRequests) || slices.ContainsFunc(p.Spec.InitContainers, containerRequests)
+func requestsAccelerator(p *cluster.NodePod) bool {
+	return slices.ContainsFunc(p.Containers, containerRequests) || slices.ContainsFunc(p.InitContainers, containerRequests)
 }
 
 // nodeAgent is true for the pods a node runs as a node: a DaemonSet's, and
 // the node's static pods (whose mirror pods the Node owns).
-func nodeAgent(p *corev1.Pod) bool {
-	for _, o := range p.OwnerReferences {
-		if o.Kind == "DaemonSet" || o.Kind == "Node" {
-			return true
-		}
-	}
-	return false
+func nodeAgent(p *cluster.NodePod) bool {
+	return slices.ContainsFunc(p.Owners, func(o cluster.PodOwner) bool { return o.Kind == "DaemonSet" || o.Kind == "Node" })
 }
 
 // stackNamespaces are the namespaces of the pods that register with a
@@ -334,9 +315,9 @@ func stackNamespaces(accel []*accelNode) map[string]bool {
 
 // isStackPod is true for a pod that mounts a kubelet folder of device
 // plugins or DRA drivers.
-func isStackPod(p *corev1.Pod) bool {
-	return slices.ContainsFunc(p.Spec.Volumes, func(v corev1.Volume) bool {
-		return v.HostPath != nil && slices.ContainsFunc(pluginHostPaths, func(prefix string) bool { return strings.HasPrefix(v.HostPath.Path, prefix) })
+func isStackPod(p *cluster.NodePod) bool {
+	return slices.ContainsFunc(p.HostPaths, func(v cluster.HostPathVolume) bool {
+		return slices.ContainsFunc(pluginHostPaths, func(prefix string) bool { return strings.HasPrefix(v.Path, prefix) })
 	})
 }
 
@@ -388,7 +369,7 @@ func readPods(ctx context.Context, env *checks.Env, table *hardware.Accelerators
 	for i, n := range accel {
 		names[i] = n.name
 	}
-	hardware.EachNodePods(ctx, env, names, func(i int, pods []*corev1.Pod, err error) {
+	hardware.EachNodePods(ctx, env, names, func(i int, pods []*cluster.NodePod, err error) {
 		n := accel[i]
 		n.err = err
 		for _, p := range pods {
@@ -397,7 +378,7 @@ func readPods(ctx context.Context, env *checks.Env, table *hardware.Accelerators
 			if isStackPod(p) && !slices.Contains(n.stack, p.Namespace) {
 				n.stack = append(n.stack, p.Namespace)
 			}
-			if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			if p.Phase == corev1.PodSucceeded || p.Phase == corev1.PodFailed {
 				continue
 			}
 			pw := podWays{namespace: p.Namespace, name: p.Name, requests: requestsAccelerator(p), ways: byContainer(deviceWays(table, p))}
