@@ -34,8 +34,10 @@ bench: ## benchmarks: `check all` over a 2,000-node, 50,000-pod recording
 
 # tools/release: a module of its own (krew's and cyclonedx-gomod's
 # dependencies are not the main module's); see docs/release.md.
+# RELEASE_PLATFORMS=os/arch,... builds only those (CI builds the host's).
+RELEASE_PLATFORMS ?=
 release-snapshot: ## build a reproducible snapshot release into dist/: archives, SBOMs, checksums, OCI image, krew manifest
-	cd tools/release && $(GO) run . -root $(CURDIR) -out $(CURDIR)/dist
+	cd tools/release && $(GO) run . -root $(CURDIR) -out $(CURDIR)/dist $(if $(RELEASE_PLATFORMS),-platforms $(RELEASE_PLATFORMS))
 
 clean: ## remove built binaries' outputs (not the rig's binaries)
 	rm -rf bin/aiconform demo-report dist
