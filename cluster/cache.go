@@ -57,15 +57,21 @@ func (c *Cache) Info(ctx context.Context) (Info, error) { return c.src.Info(ctx)
 // List returns the objects of q. Callers must not modify them: they are
 // shared.
 func (c *Cache) List(ctx context.Context, q Query) ([]runtime.Object, time.Time, error) {
-	if c.whole {
-		q.Whole = true
-	}
-	l, at, err := once(ctx, &c.mu, c.lists, q.Key(), q, c.fetchList)
+	l, at, err := c.listed(ctx, q)
 	if err != nil {
 		return l.objs, at, err
 	}
 	objs, err := l.objects()
 	return objs, at, err
+}
+
+// listed is q's answer as the cache keeps it, read once (whole, in a
+// WholeObjects cache).
+func (c *Cache) listed(ctx context.Context, q Query) (listed, time.Time, error) {
+	if c.whole {
+		q.Whole = true
+	}
+	return once(ctx, &c.mu, c.lists, q.Key(), q, c.fetchList)
 }
 
 // listed is a LIST's answer as the cache keeps it: its objects, or them

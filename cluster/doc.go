@@ -7,9 +7,9 @@
 // last-applied annotation (trimMeta). Then, unless the query asks for its
 // objects whole (Query.Whole, as a user's declarative check does):
 //   - trim (trimKind) drops of a node's status all but capacity,
-//     allocatable, phase and its Ready condition; of a CRD its versions' schemas and
-//     its conversion webhook's client config; of a ResourceSlice its
-//     devices' capacities;
+//     allocatable, phase and its Ready condition; of a CRD its versions'
+//     schemas and its conversion webhook's client config; of a
+//     ResourceSlice its devices' capacities;
 //   - slimPod keeps of the pods of a node (a spec.nodeName= query) what the
 //     accelerator checks read, and drops the rest of spec and status; the
 //     checks read them as NodePods, a type that holds only what they read;

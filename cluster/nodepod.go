@@ -110,10 +110,7 @@ func NodePodsQuery(node string) Query {
 // cluster, besides what the collector then spent on them; this is 3.6%.
 func (c *Cache) NodePods(ctx context.Context, node string) ([]*NodePod, time.Time, error) {
 	q := NodePodsQuery(node)
-	if c.whole {
-		q.Whole = true
-	}
-	l, at, err := once(ctx, &c.mu, c.lists, q.Key(), q, c.fetchList)
+	l, at, err := c.listed(ctx, q)
 	if err != nil {
 		return nil, at, err
 	}

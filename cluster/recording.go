@@ -326,8 +326,9 @@ func trimKind(o runtime.Object) {
 		conds := n.Status.Conditions
 		n.Status = corev1.NodeStatus{Capacity: n.Status.Capacity, Allocatable: n.Status.Allocatable, Phase: n.Status.Phase}
 		for _, c := range conds {
+			// Every Ready one, as nodeMask keeps them.
 			if c.Type == corev1.NodeReady {
-				n.Status.Conditions = []corev1.NodeCondition{c}
+				n.Status.Conditions = append(n.Status.Conditions, c)
 			}
 		}
 	}
