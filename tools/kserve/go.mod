@@ -4,10 +4,11 @@ go 1.26.8
 
 tool github.com/kserve/kserve/cmd/manager
 
-// Copied from kserve v0.15.0's own go.mod: replaces apply only in the main
-// module, so this build repeats it to compile the x/net KServe's own build
-// compiles.
-replace golang.org/x/net => golang.org/x/net v0.33.0
+// KServe v0.15.0's own go.mod replaces x/net with v0.33.0 (replaces apply
+// only in the main module, so this build repeats it). tools/align raised
+// it to the v0.38.0 of the Trainer module, the other Kubernetes 0.32
+// module of the rig, so that the two compile client-go's packages once.
+replace golang.org/x/net => golang.org/x/net v0.38.0
 
 require (
 	cel.dev/expr v0.19.1 // indirect
@@ -95,7 +96,7 @@ require (
 	go.uber.org/zap v1.27.0 // indirect
 	golang.org/x/crypto v0.36.0 // indirect
 	golang.org/x/exp v0.0.0-20240909161429-701f63a606c0 // indirect
-	golang.org/x/net v0.37.0 // indirect
+	golang.org/x/net v0.38.0 // indirect
 	golang.org/x/oauth2 v0.28.0 // indirect
 	golang.org/x/sync v0.12.0 // indirect
 	golang.org/x/sys v0.31.0 // indirect
