@@ -32,10 +32,11 @@ package main
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"golang.org/x/mod/modfile"
@@ -108,7 +109,7 @@ func run(check bool) error {
 		}
 	}
 	var differ []string
-	for _, minor := range sortedKeys(groups) {
+	for _, minor := range slices.Sorted(maps.Keys(groups)) {
 		members := groups[minor]
 		if len(members) < 2 {
 			continue
@@ -126,7 +127,7 @@ func run(check bool) error {
 		}
 		for _, m := range members {
 			var get, edit []string
-			for _, p := range sortedKeys(highest) {
+			for _, p := range slices.Sorted(maps.Keys(highest)) {
 				v, ok := m.versions[p]
 				if !ok || v == highest[p] || !sameMinor(p, v, minor) {
 					continue
@@ -213,13 +214,4 @@ func gocmd(dir string, args ...string) error {
 		return fmt.Errorf("%s: go %s: %w", dir, strings.Join(args, " "), err)
 	}
 	return nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
