@@ -29,6 +29,7 @@ var podGroupGVR = schema.GroupVersionResource{Group: "scheduling.x-k8s.io", Vers
 // PodGroup's members all exist is bound whole; the one whose PodGroup
 // needs one member more than its Job makes gets no pod; nothing is left.
 func TestGangProbeCoscheduling(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	binDir := framework.RigBin(t)

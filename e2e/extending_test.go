@@ -29,6 +29,7 @@ import (
 // overlay. Each runs against the real API server: the declarative checks'
 // discovery and LISTs, the plugin's own client.
 func TestExtensionsOnRig(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	binDir := framework.RigBin(t)

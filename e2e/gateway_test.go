@@ -32,6 +32,7 @@ import (
 // the read-only auditor's checks judge what it wrote, and what it writes
 // once a backend is gone.
 func TestGatewayOnRig(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	binDir := framework.RigBin(t)

@@ -33,6 +33,7 @@ var apiServicesGVR = schema.GroupVersionResource{Group: "apiregistration.k8s.io"
 // adapter stopped neither API is served: the probe skips, writing nothing,
 // and the verdict is metrics-apis' alone.
 func TestHPAProbeCustomMetricsOnlyOnRig(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
 	aiconform := buildAiconform(t)

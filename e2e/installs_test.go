@@ -45,6 +45,7 @@ var releaseNamespaces = map[string]string{
 // kuberay-system, the chart's labels, no webhook) is Implemented, its
 // webhook leg not applicable and said so.
 func TestInstalledElsewhereOnRig(t *testing.T) {
+	t.Parallel()
 	began := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()

@@ -29,6 +29,7 @@ import (
 // until the lease duration is over and fails from then on, and passes
 // again once the process is back and leads.
 func TestLivenessOnRig(t *testing.T) {
+	t.Parallel()
 	began := time.Now()
 	host := rig.PodHostname()
 	require.NotEmpty(t, host, "this machine's hostname cannot be a pod's; the Leases' holders could name no pod")

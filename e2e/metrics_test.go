@@ -34,6 +34,7 @@ import (
 // does, through the egress guard; and fails by name once the exporter
 // fails.
 func TestAcceleratorMetricsOnRig(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	binDir := framework.RigBin(t)

@@ -99,6 +99,7 @@ spec:
 // checks find robust_controller met by both; and faults of each operator
 // turn its verdict to fail or error, never pass.
 func TestOperatorsOnRig(t *testing.T) {
+	t.Parallel()
 	began := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()

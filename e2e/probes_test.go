@@ -40,6 +40,7 @@ import (
 // give the verdict and diagnosis they should, and interrupted runs leave
 // nothing behind.
 func TestProbesOnRig(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 18*time.Minute)
 	defer cancel()
 	aiconform := buildAiconform(t)
